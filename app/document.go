@@ -1,0 +1,288 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"folio/render"
+)
+
+// GenerateWait is how long a synchronous generate waits for its job.
+const GenerateWait = 30 * time.Second
+
+// DocumentService accepts generation requests, runs the workers and answers
+// job queries.
+type DocumentService struct {
+	Jobs      JobStore
+	Templates *TemplateService
+	Teams     TeamStore
+	Queue     Queue
+	Files     FileStore
+	Downloads Downloads
+	Logger    *slog.Logger
+	Now       func() time.Time
+	// Limits overrides render.DefaultLimits when set (tests).
+	Limits *render.Limits
+
+	wake    chan struct{}
+	mu      sync.Mutex
+	waiters map[string][]chan struct{}
+}
+
+// GenerateInput is the body of POST /api/v1/documents/generate.
+type GenerateInput struct {
+	TemplateID string          `json:"templateId"`
+	Format     string          `json:"format"`
+	Variables  json.RawMessage `json:"variables"`
+	Filename   string          `json:"filename"`
+	Metadata   json.RawMessage `json:"metadata"`
+}
+
+var badFilename = regexp.MustCompile(`[^\p{L}\p{N} ._()\-]+`)
+
+// Generate records a job, queues it and, unless async, waits up to
+// GenerateWait for it to end. A job that fails while waited for returns its
+// error (with the jobId in relatedInfo); the job stays recorded.
+func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async bool) (*JobView, error) {
+	p, err := PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Require(PermAttachmentsWrite); err != nil {
+		return nil, err
+	}
+	if !CanWrite(p.Role) {
+		return nil, &Error{Code: ECodeForbidden, Message: "viewers cannot generate documents"}
+	}
+	if in.TemplateID == "" {
+		return nil, ErrRequired("templateId")
+	}
+	if in.Format == "" {
+		return nil, ErrRequired("format")
+	}
+	t, err := s.Templates.Templates.FindTemplate(ctx, p.TeamID, in.TemplateID)
+	if err != nil {
+		return nil, err
+	}
+	if in.Format != string(render.PDF) && in.Format != string(render.XLSX) {
+		return nil, ErrInvalid("format", "format must be pdf or xlsx")
+	}
+	if !slices.Contains(t.OutputFormats, in.Format) {
+		return nil, Errorf(ECodeFormatUnsupported, "template %s does not produce %s (outputFormats: %s)", t.ID, in.Format, strings.Join(t.OutputFormats, ", ")).
+			WithInfo("field", "format", "outputFormats", t.OutputFormats)
+	}
+	vars, err := decodeObject("variables", in.Variables)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := decodeObject("metadata", in.Metadata); err != nil {
+		return nil, err
+	}
+	ct, err := s.Templates.Compiled(t)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ct.Values(vars); err != nil {
+		return nil, variableError(err)
+	}
+	now := s.Now().UTC()
+	j := &Job{
+		ID: NewID("job"), TeamID: p.TeamID, TemplateID: t.ID, Status: StatusPending, Format: in.Format,
+		Filename: cleanFilename(in.Filename), Metadata: in.Metadata, Variables: in.Variables,
+		Priority: PrioritySingle, APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: now,
+	}
+	var done chan struct{}
+	if !async {
+		done = s.wait(j.ID)
+		defer s.unwait(j.ID, done)
+	}
+	if err := s.enqueue(ctx, j); err != nil {
+		return nil, err
+	}
+	if !async {
+		timer := time.NewTimer(GenerateWait)
+		defer timer.Stop()
+		select {
+		case <-done:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+	}
+	j, err = s.Jobs.FindJobForWorker(context.WithoutCancel(ctx), j.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !async && j.Status == StatusFailed && j.ErrorCode != "" {
+		e := &Error{Code: j.ErrorCode, Message: j.Error, Info: j.ErrorInfo}
+		return nil, e.WithInfo("jobId", j.ID)
+	}
+	return s.View(j), nil
+}
+
+// enqueue writes the job row before its queue entry, so a crash between the
+// two leaves a pending row that start-up re-queues.
+func (s *DocumentService) enqueue(ctx context.Context, jobs ...*Job) error {
+	if err := s.Jobs.CreateJobs(ctx, jobs...); err != nil {
+		return err
+	}
+	entries := make([]*QueueEntry, len(jobs))
+	for i, j := range jobs {
+		entries[i] = &QueueEntry{JobID: j.ID, Priority: j.Priority}
+	}
+	if err := s.Queue.Enqueue(ctx, entries...); err != nil {
+		return err
+	}
+	s.signal()
+	return nil
+}
+
+func decodeObject(field string, raw json.RawMessage) (map[string]any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return map[string]any{}, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, ErrInvalid(field, "%s must be a JSON object", field)
+	}
+	return m, nil
+}
+
+func variableError(err error) error {
+	var ve *render.VariableError
+	if errors.As(err, &ve) {
+		return (&Error{Code: ECodeVariables, Message: ve.Error()}).WithInfo("errors", ve.Errors)
+	}
+	return err
+}
+
+func cleanFilename(s string) string {
+	s = strings.TrimSpace(badFilename.ReplaceAllString(s, "_"))
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200])
+	}
+	return s
+}
+
+// FindJob returns one of the caller's team's jobs.
+func (s *DocumentService) FindJob(ctx context.Context, id string) (*JobView, error) {
+	p, err := PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Require(PermAttachmentsRead); err != nil {
+		return nil, err
+	}
+	j, err := s.Jobs.FindJobByID(ctx, p.TeamID, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.View(j), nil
+}
+
+// View turns a job into its API object, signing the download link.
+func (s *DocumentService) View(j *Job) *JobView {
+	v := &JobView{
+		JobID: j.ID, Status: j.Status, Format: j.Format, TemplateID: j.TemplateID, BatchID: j.BatchID,
+		Filename: j.Filename, Metadata: j.Metadata, Error: j.Error, ErrorCode: j.ErrorCode,
+		CreatedAt: j.CreatedAt, CompletedAt: j.CompletedAt,
+	}
+	if j.Status == StatusCompleted && j.ExpiresAt != nil && s.Now().Before(*j.ExpiresAt) {
+		v.DownloadURL = s.Downloads.URL(j.ID, *j.ExpiresAt)
+		v.ExpiresAt = j.ExpiresAt
+	}
+	return v
+}
+
+// Download checks a signed link and opens the job's file. It needs no other
+// authentication: the signature is the credential.
+func (s *DocumentService) Download(ctx context.Context, jobID, expires, signature string) (*Job, ReadSeekCloser, time.Time, error) {
+	if err := s.Downloads.Verify(jobID, expires, signature, s.Now()); err != nil {
+		return nil, nil, time.Time{}, err
+	}
+	j, err := s.Jobs.FindJobForWorker(ctx, jobID)
+	if ErrorCode(err) == ECodeJobNotFound {
+		return nil, nil, time.Time{}, &Error{Code: ECodeFileGone, Message: "the document no longer exists"}
+	} else if err != nil {
+		return nil, nil, time.Time{}, err
+	}
+	if j.Status != StatusCompleted || j.FilePath == "" {
+		return nil, nil, time.Time{}, &Error{Code: ECodeFileGone, Message: "the document no longer exists"}
+	}
+	f, mod, err := s.Files.OpenFile(j.FilePath)
+	if err != nil {
+		return nil, nil, time.Time{}, &Error{Code: ECodeFileGone, Message: "the document no longer exists"}
+	}
+	return j, f, mod, nil
+}
+
+// wait registers interest in a job's end before the job can run.
+func (s *DocumentService) wait(id string) chan struct{} {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	if s.waiters == nil {
+		s.waiters = make(map[string][]chan struct{})
+	}
+	s.waiters[id] = append(s.waiters[id], ch)
+	s.mu.Unlock()
+	return ch
+}
+
+func (s *DocumentService) unwait(id string, ch chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.waiters[id]
+	for i, c := range list {
+		if c == ch {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(s.waiters, id)
+	} else {
+		s.waiters[id] = list
+	}
+}
+
+func (s *DocumentService) notify(id string) {
+	s.mu.Lock()
+	list := s.waiters[id]
+	delete(s.waiters, id)
+	s.mu.Unlock()
+	for _, ch := range list {
+		close(ch)
+	}
+}
+
+// FindJobs lists the caller's team's jobs, newest first.
+func (s *DocumentService) FindJobs(ctx context.Context, f JobFilter) ([]*JobView, int, error) {
+	p, err := PrincipalFrom(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := p.Require(PermAttachmentsRead); err != nil {
+		return nil, 0, err
+	}
+	switch f.Status {
+	case "", StatusPending, StatusProcessing, StatusCompleted, StatusFailed:
+	default:
+		return nil, 0, ErrInvalid("status", "status must be pending, processing, completed or failed")
+	}
+	f.TeamID = p.TeamID
+	jobs, total, err := s.Jobs.FindJobs(ctx, f)
+	if err != nil {
+		return nil, 0, err
+	}
+	views := make([]*JobView, len(jobs))
+	for i, j := range jobs {
+		views[i] = s.View(j)
+	}
+	return views, total, nil
+}

@@ -1,0 +1,139 @@
+package app
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Job statuses.
+const (
+	StatusPending    = "pending"
+	StatusProcessing = "processing"
+	StatusCompleted  = "completed"
+	StatusFailed     = "failed"
+)
+
+// Job is one document generation.
+type Job struct {
+	ID          string
+	TeamID      string
+	TemplateID  string
+	BatchID     string
+	Status      string
+	Format      string
+	Filename    string
+	Metadata    json.RawMessage
+	Variables   json.RawMessage
+	Priority    int
+	Error       string
+	ErrorCode   string
+	ErrorInfo   map[string]any
+	FilePath    string
+	FileSize    int64
+	APIKeyID    string
+	CreatedBy   string
+	Attempts    int
+	CreatedAt   time.Time
+	StartedAt   *time.Time
+	CompletedAt *time.Time
+	// ExpiresAt is when the file and its download link expire.
+	ExpiresAt *time.Time
+}
+
+// JobResult is what a worker records when a job ends.
+type JobResult struct {
+	Status      string
+	Error       string
+	ErrorCode   string
+	ErrorInfo   map[string]any
+	FilePath    string
+	FileSize    int64
+	CompletedAt time.Time
+	ExpiresAt   *time.Time
+}
+
+// JobFilter selects a team's jobs for listing.
+type JobFilter struct {
+	TeamID     string
+	Status     string
+	TemplateID string
+	Page       Page
+}
+
+// JobStore keeps job records.
+type JobStore interface {
+	CreateJobs(ctx context.Context, jobs ...*Job) error
+	// FindJobByID is team-scoped: another team's job is not found.
+	FindJobByID(ctx context.Context, teamID, id string) (*Job, error)
+	// FindJobForWorker loads a job by id only, for workers and downloads.
+	FindJobForWorker(ctx context.Context, id string) (*Job, error)
+	FindJobs(ctx context.Context, f JobFilter) ([]*Job, int, error)
+	// StartJob moves a pending or processing job to processing and returns
+	// it; a job that already ended returns ok=false.
+	StartJob(ctx context.Context, id string, now time.Time) (job *Job, ok bool, err error)
+	// FinishJob records the end of a processing job exactly once; ok=false
+	// when the job had already ended.
+	FinishJob(ctx context.Context, id string, r JobResult) (ok bool, err error)
+	// UnfinishedJobIDs lists pending and processing jobs.
+	UnfinishedJobIDs(ctx context.Context) ([]string, error)
+}
+
+// JobView is the job object of the API.
+type JobView struct {
+	JobID       string          `json:"jobId"`
+	Status      string          `json:"status"`
+	Format      string          `json:"format"`
+	TemplateID  string          `json:"templateId"`
+	BatchID     string          `json:"batchId,omitempty"`
+	Filename    string          `json:"filename,omitempty"`
+	Metadata    json.RawMessage `json:"metadata,omitempty"`
+	DownloadURL string          `json:"downloadUrl,omitempty"`
+	ExpiresAt   *time.Time      `json:"expiresAt,omitempty"`
+	Error       string          `json:"error,omitempty"`
+	ErrorCode   string          `json:"errorCode,omitempty"`
+	CreatedAt   time.Time       `json:"createdAt"`
+	CompletedAt *time.Time      `json:"completedAt,omitempty"`
+}
+
+// Downloads signs and checks download links: HMAC-SHA256 over job id and
+// expiry with a server key.
+type Downloads struct {
+	Key     []byte
+	BaseURL string
+}
+
+func (d Downloads) signature(jobID string, expires int64) string {
+	m := hmac.New(sha256.New, d.Key)
+	m.Write([]byte(jobID + "." + strconv.FormatInt(expires, 10)))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// URL returns the signed link to a job's file, valid until expires.
+func (d Downloads) URL(jobID string, expires time.Time) string {
+	e := expires.Unix()
+	return strings.TrimRight(d.BaseURL, "/") + "/api/v1/documents/jobs/" + jobID + "/download?expires=" +
+		strconv.FormatInt(e, 10) + "&signature=" + d.signature(jobID, e)
+}
+
+// Verify checks a link's expiry and signature in constant time.
+func (d Downloads) Verify(jobID, expires, signature string, now time.Time) error {
+	deny := &Error{Code: ECodeDownloadDenied, Message: "download link is invalid or expired"}
+	e, err := strconv.ParseInt(expires, 10, 64)
+	if err != nil || signature == "" || !utf8.ValidString(signature) {
+		return deny
+	}
+	if !hmac.Equal([]byte(signature), []byte(d.signature(jobID, e))) {
+		return deny
+	}
+	if now.Unix() >= e {
+		return deny
+	}
+	return nil
+}

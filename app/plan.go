@@ -1,0 +1,32 @@
+package app
+
+import "time"
+
+// Plan is a team's subscription tier and its quotas (SPEC.md, Plan quotas).
+// A zero count means unlimited.
+type Plan struct {
+	Name              string        `json:"name"`
+	DocumentsPerMonth int64         `json:"documentsPerMonth"`
+	Templates         int           `json:"templates"`
+	Members           int           `json:"members"`
+	APIKeys           int           `json:"apiKeys"`
+	BatchSize         int           `json:"batchSize"`
+	FileRetention     time.Duration `json:"-"`
+}
+
+// Plans lists the plans by name.
+var Plans = map[string]Plan{
+	"free":    {Name: "free", DocumentsPerMonth: 50, Templates: 2, Members: 1, APIKeys: 1, BatchSize: 10, FileRetention: 24 * time.Hour},
+	"starter": {Name: "starter", DocumentsPerMonth: 500, Templates: 5, Members: 3, APIKeys: 3, BatchSize: 100, FileRetention: 24 * time.Hour},
+	"growth":  {Name: "growth", DocumentsPerMonth: 2500, Templates: 20, Members: 10, APIKeys: 10, BatchSize: 100, FileRetention: 72 * time.Hour},
+	"scale":   {Name: "scale", DocumentsPerMonth: 10000, Templates: 50, BatchSize: 100, FileRetention: 72 * time.Hour},
+}
+
+// FindPlan returns the named plan or ERR_PLAN_001.
+func FindPlan(name string) (Plan, error) {
+	p, ok := Plans[name]
+	if !ok {
+		return Plan{}, Errorf(ECodeUnknownPlan, "unknown plan %q (free, starter, growth or scale)", name)
+	}
+	return p, nil
+}

@@ -1,0 +1,216 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"folio/render"
+)
+
+// Render timeouts per document (SPEC.md, Generation limits) and the queue
+// lease, which outlasts the longest render.
+const (
+	PDFTimeout  = 60 * time.Second
+	XLSXTimeout = 120 * time.Second
+	jobLease    = 3 * time.Minute
+	idlePoll    = time.Second
+)
+
+// Start re-queues jobs a crash left behind and starts n workers. The
+// returned function stops them and waits for running jobs to end.
+func (s *DocumentService) Start(ctx context.Context, n int) (stop func(), err error) {
+	s.wake = make(chan struct{}, 1)
+	if err := s.reconcile(ctx); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for range max(n, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.work(ctx)
+		}()
+	}
+	return func() { cancel(); wg.Wait() }, nil
+}
+
+// reconcile enqueues every pending or processing job without a queue entry:
+// the job row is written first, so a crash can leave a row without an entry.
+func (s *DocumentService) reconcile(ctx context.Context) error {
+	ids, err := s.Jobs.UnfinishedJobIDs(ctx)
+	if err != nil {
+		return err
+	}
+	queued, err := s.Queue.JobIDs(ctx)
+	if err != nil {
+		return err
+	}
+	var missing []*QueueEntry
+	for _, id := range ids {
+		if !queued[id] {
+			j, err := s.Jobs.FindJobForWorker(ctx, id)
+			if err != nil {
+				return err
+			}
+			missing = append(missing, &QueueEntry{JobID: id, Priority: j.Priority})
+		}
+	}
+	if len(missing) > 0 {
+		s.logger().Info("re-queued unfinished jobs", "count", len(missing))
+		return s.Queue.Enqueue(ctx, missing...)
+	}
+	return nil
+}
+
+func (s *DocumentService) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *DocumentService) work(ctx context.Context) {
+	idle := time.NewTimer(idlePoll)
+	defer idle.Stop()
+	for ctx.Err() == nil {
+		e, err := s.Queue.Claim(ctx, s.Now(), jobLease)
+		if err != nil {
+			s.logger().Error("claim job", "err", err)
+		}
+		if e == nil {
+			idle.Reset(idlePoll)
+			select {
+			case <-ctx.Done():
+			case <-s.wake:
+			case <-idle.C:
+			}
+			continue
+		}
+		// More work may be waiting: pass the wake-up on to another worker.
+		s.signal()
+		if err := s.process(ctx, e); err != nil {
+			s.logger().Error("process job", "job", e.JobID, "err", err)
+			continue // the lease expires and the job runs again
+		}
+		if err := s.Queue.Ack(context.WithoutCancel(ctx), e); err != nil {
+			s.logger().Error("ack job", "job", e.JobID, "err", err)
+		}
+	}
+}
+
+// process runs one claimed job to its end. It returns an error only when the
+// outcome could not be recorded; the job then stays queued.
+func (s *DocumentService) process(ctx context.Context, e *QueueEntry) error {
+	ctx = context.WithoutCancel(ctx) // a started job finishes even during shutdown
+	j, ok, err := s.Jobs.StartJob(ctx, e.JobID, s.Now().UTC())
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return nil // already ended (a redelivered entry): never done twice
+	}
+	start := time.Now()
+	res := s.run(ctx, j)
+	ended, err := s.Jobs.FinishJob(ctx, j.ID, res)
+	if err != nil {
+		if res.FilePath != "" {
+			_ = s.Files.RemoveFile(res.FilePath)
+		}
+		return err
+	}
+	if ended {
+		s.notify(j.ID)
+		s.logger().Info("job ended", "job", j.ID, "team", j.TeamID, "status", res.Status, "format", j.Format,
+			"bytes", res.FileSize, "duration_ms", time.Since(start).Milliseconds(), "code", res.ErrorCode)
+	}
+	return nil
+}
+
+// run renders a job and writes its file, turning every failure into a result.
+func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
+	fail := func(code, msg string, info map[string]any) JobResult {
+		return JobResult{Status: StatusFailed, ErrorCode: code, Error: msg, ErrorInfo: info, CompletedAt: s.Now().UTC()}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			s.logger().Error("render panic", "job", j.ID, "panic", r, "stack", string(debug.Stack()))
+			res = fail(ECodeRenderFailed, "internal error while rendering the document", nil)
+		}
+	}()
+	t, err := s.Templates.Templates.FindTemplate(ctx, j.TeamID, j.TemplateID)
+	if err != nil {
+		if ErrorCode(err) != "" {
+			return fail(ErrorCode(err), err.(*Error).Message, nil)
+		}
+		return fail(ECodeRenderFailed, "template could not be loaded", nil)
+	}
+	ct, err := s.Templates.Compiled(t)
+	if err != nil {
+		return fail(ECodeSchemaInvalid, "template schema is invalid", nil)
+	}
+	vars, err := decodeObject("variables", j.Variables)
+	if err != nil {
+		return fail(ECodeInvalidField, "variables must be a JSON object", nil)
+	}
+	values, err := ct.Values(vars)
+	if err != nil {
+		e := variableError(err).(*Error)
+		return fail(e.Code, e.Message, e.Info)
+	}
+	timeout := PDFTimeout
+	if j.Format == string(render.XLSX) {
+		timeout = XLSXTimeout
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	opts := render.Options{}
+	if s.Limits != nil {
+		opts.Limits = *s.Limits
+	}
+	var buf bytes.Buffer
+	if _, err := ct.Render(rctx, &buf, render.Format(j.Format), values, opts); err != nil {
+		var le *render.LimitError
+		switch {
+		case errors.As(err, &le):
+			return fail(le.Code, le.Error(), map[string]any{"limit": le.Limit, "actual": le.Actual, "max": le.Max})
+		case errors.Is(err, context.DeadlineExceeded):
+			return fail(ECodeRenderTimeout, fmt.Sprintf("rendering took longer than %s", timeout), map[string]any{"timeoutSeconds": int(timeout.Seconds())})
+		default:
+			return fail(ECodeRenderFailed, "rendering failed: "+err.Error(), nil)
+		}
+	}
+	name := path.Join(j.TeamID, j.ID+"."+j.Format)
+	size, err := s.Files.WriteFile(name, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
+	if err != nil {
+		s.logger().Error("write document", "job", j.ID, "err", err)
+		return fail(ECodeStorage, "the document could not be stored", nil)
+	}
+	now := s.Now().UTC()
+	exp := now.Add(s.retention(ctx, j.TeamID))
+	return JobResult{Status: StatusCompleted, FilePath: name, FileSize: size, CompletedAt: now, ExpiresAt: &exp}
+}
+
+func (s *DocumentService) retention(ctx context.Context, teamID string) time.Duration {
+	if team, err := s.Teams.FindTeam(ctx, teamID); err == nil {
+		if p, err := FindPlan(team.Plan); err == nil {
+			return p.FileRetention
+		}
+	}
+	return 24 * time.Hour
+}
+
+func (s *DocumentService) logger() *slog.Logger {
+	if s.Logger == nil {
+		return slog.Default()
+	}
+	return s.Logger
+}

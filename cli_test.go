@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCLI(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "folio dev") {
+		t.Fatalf("version: %d %q", code, out)
+	}
+	if code, _, errOut := runCLI(t, "frobnicate"); code != 1 || !strings.Contains(errOut, "unknown command") {
+		t.Fatalf("unknown command: %d %q", code, errOut)
+	}
+}
+
+func TestPlainHTTPFails(t *testing.T) {
+	s := startServer(t)
+	res, err := http.Get("http://" + strings.TrimPrefix(s.URL(), "https://") + "/api/users/me")
+	if err == nil {
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode == 200 || !strings.Contains(string(body), "HTTPS") {
+			t.Fatalf("plain HTTP answered %d %q", res.StatusCode, body)
+		}
+	}
+}
+
+func TestSelfSignedCertificateIsReused(t *testing.T) {
+	data := t.TempDir()
+	s1 := startServerIn(t, data)
+	first, err := os.ReadFile(filepath.Join(data, "tls", "cert.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1.Close()
+	s2 := startServerIn(t, data)
+	second, _ := os.ReadFile(filepath.Join(data, "tls", "cert.pem"))
+	if !bytes.Equal(first, second) {
+		t.Fatal("certificate was regenerated on restart")
+	}
+	s2.must(404, "GET", "/nothing", "", nil) // and it serves with it
+}
+
+func TestConfigFromEnvironment(t *testing.T) {
+	t.Setenv("FOLIO_SIGNUP", "closed")
+	t.Setenv("FOLIO_WORKERS", "3")
+	var c Config
+	fs := newFlagSet()
+	c.flags(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if c.Signup != "closed" || c.Workers != 3 || c.Addr != "127.0.0.1:8443" || c.Data != "./folio-data" {
+		t.Fatalf("config = %+v", c)
+	}
+	fs = newFlagSet()
+	c.flags(fs)
+	fs.Parse([]string{"--signup", "open"})
+	if c.Signup != "open" {
+		t.Fatal("flag does not override the environment")
+	}
+	bad := Config{DefaultPlan: "platinum", Signup: "open", LogFormat: "text"}
+	if err := bad.validate(); err == nil || !strings.Contains(err.Error(), "platinum") {
+		t.Fatalf("bad plan accepted: %v", err)
+	}
+}
+
+// TestAdminCommandsBesideRunningServer runs the operator commands against the
+// data directory of a serving instance.
+func TestAdminCommandsBesideRunningServer(t *testing.T) {
+	s := startServer(t)
+	data := s.Config.Data
+
+	code, out, errOut := runCLI(t, "admin", "create-user", "--data", data, "--email", "ops@example.com", "--password", "operator pw", "--name", "Ops")
+	if code != 0 || !strings.Contains(out, "created user usr_") {
+		t.Fatalf("create-user: %d %q %q", code, out, errOut)
+	}
+	login := s.must(200, "POST", "/api/auth/login", "", map[string]any{"email": "ops@example.com", "password": "operator pw"})
+	if login.str("user.emailVerified") != "false" {
+		t.Fatalf("created user: %s", login.raw)
+	}
+	if code, _, errOut := runCLI(t, "admin", "create-user", "--data", data, "--email", "ops@example.com", "--password", "operator pw", "--name", "Ops"); code != 1 || !strings.Contains(errOut, "ERR_USER_002") {
+		t.Fatalf("duplicate create-user: %d %q", code, errOut)
+	}
+
+	if code, _, errOut := runCLI(t, "admin", "verify-email", "--data", data, "--email", "ops@example.com"); code != 0 {
+		t.Fatalf("verify-email: %q", errOut)
+	}
+	if me := s.must(200, "GET", "/api/users/me", login.str("accessToken"), nil); me.str("emailVerified") != "true" {
+		t.Fatalf("after verify-email: %s", me.raw)
+	}
+
+	teamID := s.must(200, "POST", "/api/api-keys", login.str("accessToken"), map[string]any{"name": "k"}).str("teamId")
+	if code, out, errOut := runCLI(t, "admin", "set-plan", "--data", data, "--team", teamID, "--plan", "growth"); code != 0 || !strings.Contains(out, "growth") {
+		t.Fatalf("set-plan: %q %q", out, errOut)
+	}
+	if code, out, errOut := runCLI(t, "admin", "add-credits", "--data", data, "--team", teamID, "--documents", "500"); code != 0 || !strings.Contains(out, "500 credits") {
+		t.Fatalf("add-credits: %q %q", out, errOut)
+	}
+	team, err := s.DB.FindTeam(context.Background(), teamID)
+	if err != nil || team.Plan != "growth" || team.Credits != 500 {
+		t.Fatalf("team after admin: %+v %v", team, err)
+	}
+	for _, bad := range [][]string{
+		{"admin", "set-plan", "--data", data, "--team", teamID, "--plan", "gold"},
+		{"admin", "set-plan", "--data", data, "--team", "team_nope", "--plan", "free"},
+		{"admin", "add-credits", "--data", data, "--team", teamID, "--documents", "-5"},
+		{"admin", "verify-email", "--data", data, "--email", "ghost@example.com"},
+		{"admin", "set-plan", "--data", t.TempDir(), "--team", teamID, "--plan", "free"},
+		{"admin", "explode", "--data", data},
+	} {
+		if code, _, errOut := runCLI(t, bad...); code != 1 || errOut == "" {
+			t.Fatalf("%v: exit %d, stderr %q", bad, code, errOut)
+		}
+	}
+}

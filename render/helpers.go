@@ -1,0 +1,399 @@
+package render
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// helper is a function templates can call, also through a pipe:
+// {{ total | currency("EUR") }} calls currency(total, "EUR").
+type helper struct {
+	name string
+	fn   func(params ...any) (any, error)
+}
+
+// helpers are the template functions besides expr's safe builtins.
+var helpers = []helper{
+	{"currency", currency},
+	{"formatNumber", formatNumber},
+	{"formatDate", formatDate},
+	{"upper", func(p ...any) (any, error) { return mapText("upper", strings.ToUpper, p) }},
+	{"lower", func(p ...any) (any, error) { return mapText("lower", strings.ToLower, p) }},
+	{"default", defaultValue},
+	{"join", join},
+	{"replace", replace},
+}
+
+// isHelper reports whether name is a helper function.
+func isHelper(name string) bool {
+	for _, h := range helpers {
+		if h.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func arity(name string, p []any, minArgs, maxArgs int) error {
+	if len(p) < minArgs || len(p) > maxArgs {
+		if minArgs == maxArgs {
+			return fmt.Errorf("%s takes %d arguments, got %d", name, minArgs, len(p))
+		}
+		return fmt.Errorf("%s takes %d to %d arguments, got %d", name, minArgs, maxArgs, len(p))
+	}
+	return nil
+}
+
+// currencySymbols are written before the amount; other codes follow it.
+var currencySymbols = map[string]string{"EUR": "€", "USD": "$", "GBP": "£", "JPY": "¥", "INR": "₹", "RUB": "₽"}
+
+// zeroDecimalCurrencies have no minor unit.
+var zeroDecimalCurrencies = map[string]bool{"JPY": true, "KRW": true, "ISK": true, "CLP": true, "VND": true}
+
+// currency formats an amount, e.g. currency(1234.5, "EUR") is "€1,234.50"
+// and currency(9, "CHF") is "9.00 CHF". A missing amount formats as "".
+func currency(p ...any) (any, error) {
+	if err := arity("currency", p, 1, 2); err != nil {
+		return nil, err
+	}
+	if p[0] == nil {
+		return "", nil
+	}
+	f, ok := toFloat(p[0])
+	if !ok {
+		return nil, fmt.Errorf("currency: %s is not a number", describe(p[0]))
+	}
+	code := ""
+	if len(p) == 2 {
+		s, ok := p[1].(string)
+		if !ok {
+			return nil, errors.New("currency: the currency code must be text")
+		}
+		code = strings.ToUpper(strings.TrimSpace(s))
+	}
+	decimals := 2
+	if zeroDecimalCurrencies[code] {
+		decimals = 0
+	}
+	num := groupDigits(math.Abs(f), decimals)
+	sign := ""
+	if f < 0 && strings.Trim(num, "0.,") != "" {
+		sign = "-"
+	}
+	if sym, ok := currencySymbols[code]; ok {
+		return sign + sym + num, nil
+	}
+	if code == "" {
+		return sign + num, nil
+	}
+	return sign + num + " " + code, nil
+}
+
+// formatNumber formats with thousands separators and a fixed number of
+// decimals (default 0), e.g. formatNumber(1234.567, 2) is "1,234.57".
+func formatNumber(p ...any) (any, error) {
+	if err := arity("formatNumber", p, 1, 2); err != nil {
+		return nil, err
+	}
+	if p[0] == nil {
+		return "", nil
+	}
+	f, ok := toFloat(p[0])
+	if !ok {
+		return nil, fmt.Errorf("formatNumber: %s is not a number", describe(p[0]))
+	}
+	decimals := 0
+	if len(p) == 2 {
+		d, ok := toFloat(p[1])
+		if !ok || d < 0 || d > 10 || d != math.Trunc(d) {
+			return nil, errors.New("formatNumber: decimals must be a whole number from 0 to 10")
+		}
+		decimals = int(d)
+	}
+	num := groupDigits(math.Abs(f), decimals)
+	if f < 0 && strings.Trim(num, "0.,") != "" {
+		num = "-" + num
+	}
+	return num, nil
+}
+
+// groupDigits formats a non-negative number with "," between thousands.
+func groupDigits(f float64, decimals int) string {
+	if math.IsInf(f, 0) || math.IsNaN(f) || f >= 1e21 {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	s := strconv.FormatFloat(f, 'f', decimals, 64)
+	intPart, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	for i, r := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if frac != "" {
+		b.WriteByte('.')
+		b.WriteString(frac)
+	}
+	return b.String()
+}
+
+// formatDate formats a date with a layout written either with tokens
+// (YYYY, YY, MMMM, MMM, MM, M, DD, D, HH, hh, mm, ss, A) or as a Go layout;
+// the default is "YYYY-MM-DD". Dates may be time values or RFC 3339 /
+// YYYY-MM-DD text. A missing date formats as "".
+func formatDate(p ...any) (any, error) {
+	if err := arity("formatDate", p, 1, 2); err != nil {
+		return nil, err
+	}
+	if p[0] == nil {
+		return "", nil
+	}
+	t, ok := toTime(p[0])
+	if !ok {
+		return nil, fmt.Errorf("formatDate: %s is not a date", describe(p[0]))
+	}
+	layout := "2006-01-02"
+	if len(p) == 2 {
+		s, ok := p[1].(string)
+		if !ok {
+			return nil, errors.New("formatDate: the layout must be text")
+		}
+		layout = goLayout(s)
+	}
+	return t.Format(layout), nil
+}
+
+// dateTokens translate token layouts to Go layouts, longest first.
+var dateTokens = []struct{ token, layout string }{
+	{"YYYY", "2006"}, {"YY", "06"}, {"MMMM", "January"}, {"MMM", "Jan"}, {"MM", "01"},
+	{"M", "1"}, {"DD", "02"}, {"D", "2"}, {"HH", "15"}, {"hh", "03"}, {"mm", "04"},
+	{"ss", "05"}, {"A", "PM"},
+}
+
+// goLayout returns layout unchanged if it is a Go layout, else translates tokens.
+func goLayout(layout string) string {
+	if !strings.Contains(layout, "YY") && !strings.Contains(layout, "DD") && !strings.Contains(layout, "HH") {
+		return layout
+	}
+	var b strings.Builder
+	for i := 0; i < len(layout); {
+		matched := false
+		for _, t := range dateTokens {
+			if strings.HasPrefix(layout[i:], t.token) {
+				b.WriteString(t.layout)
+				i += len(t.token)
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			b.WriteByte(layout[i])
+			i++
+		}
+	}
+	return b.String()
+}
+
+func mapText(name string, f func(string) string, p []any) (any, error) {
+	if err := arity(name, p, 1, 1); err != nil {
+		return nil, err
+	}
+	return f(formatValue(p[0])), nil
+}
+
+// defaultValue returns the fallback when the value is missing or empty text.
+func defaultValue(p ...any) (any, error) {
+	if err := arity("default", p, 2, 2); err != nil {
+		return nil, err
+	}
+	if p[0] == nil {
+		return p[1], nil
+	}
+	if s, ok := p[0].(string); ok && s == "" {
+		return p[1], nil
+	}
+	return p[0], nil
+}
+
+// join joins the elements of an array with a separator (default ", ").
+func join(p ...any) (any, error) {
+	if err := arity("join", p, 1, 2); err != nil {
+		return nil, err
+	}
+	sep := ", "
+	if len(p) == 2 {
+		s, ok := p[1].(string)
+		if !ok {
+			return nil, errors.New("join: the separator must be text")
+		}
+		sep = s
+	}
+	if p[0] == nil {
+		return "", nil
+	}
+	rv := reflect.ValueOf(p[0])
+	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
+		return nil, fmt.Errorf("join: %s is not an array", describe(p[0]))
+	}
+	parts := make([]string, rv.Len())
+	size := len(sep) * rv.Len()
+	for i := range parts {
+		parts[i] = formatValue(rv.Index(i).Interface())
+		size += len(parts[i])
+		if size > maxHelperOutput {
+			return nil, errors.New("join: result too long")
+		}
+	}
+	return strings.Join(parts, sep), nil
+}
+
+// maxHelperOutput caps what one helper call may produce.
+const maxHelperOutput = 4 << 20
+
+// replace replaces every occurrence of old with new in text.
+func replace(p ...any) (any, error) {
+	if err := arity("replace", p, 3, 3); err != nil {
+		return nil, err
+	}
+	s, old, repl := formatValue(p[0]), formatValue(p[1]), formatValue(p[2])
+	n := strings.Count(s, old)
+	if old == "" || len(s)+n*(len(repl)-len(old)) > maxHelperOutput {
+		if old == "" {
+			return s, nil
+		}
+		return nil, errors.New("replace: result too long")
+	}
+	return strings.ReplaceAll(s, old, repl), nil
+}
+
+// toFloat converts numbers and numeric text.
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case int8:
+		return float64(x), true
+	case int16:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case uint:
+		return float64(x), true
+	case uint8:
+		return float64(x), true
+	case uint16:
+		return float64(x), true
+	case uint32:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// toTime converts time values and RFC 3339 or YYYY-MM-DD text.
+func toTime(v any) (time.Time, bool) {
+	switch x := v.(type) {
+	case time.Time:
+		return x, true
+	case string:
+		return parseDate(x)
+	}
+	return time.Time{}, false
+}
+
+func parseDate(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, true
+	}
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t, true
+	}
+	return time.Time{}, false
+}
+
+// describe names a value's kind for error messages without echoing it whole.
+func describe(v any) string {
+	switch v.(type) {
+	case nil:
+		return "nothing"
+	case string:
+		return "text"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+// formatValue turns an expression result into document text.
+func formatValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return formatFloat(x)
+	case float32:
+		return formatFloat(float64(x))
+	case json.Number:
+		return x.String()
+	case time.Time:
+		if x.Hour() == 0 && x.Minute() == 0 && x.Second() == 0 && x.Nanosecond() == 0 {
+			return x.Format("2006-01-02")
+		}
+		return x.Format(time.RFC3339)
+	case []any, map[string]any:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return fmt.Sprint(x)
+		}
+		return string(b)
+	}
+	return fmt.Sprint(v)
+}
+
+// formatFloat prints whole numbers without decimals and hides binary
+// rounding noise (0.1+0.2 prints as 0.3).
+func formatFloat(f float64) string {
+	if math.IsInf(f, 0) || math.IsNaN(f) || math.Abs(f) >= 1e15 {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	s := strconv.FormatFloat(f, 'f', 10, 64)
+	s = strings.TrimRight(s, "0")
+	s = strings.TrimSuffix(s, ".")
+	if s == "-0" {
+		s = "0"
+	}
+	return s
+}

@@ -1,0 +1,185 @@
+package render
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestCompileSchemaErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		schema string
+		want   []Issue // each must be among the issues (message by prefix)
+	}{
+		{"missing schema", ``, []Issue{{"schema", "is required"}}},
+		{"schema not an object", `[1]`, []Issue{{"schema", "must be an object"}}},
+		{"missing sections", `{}`, []Issue{{"schema.sections", "is required"}}},
+		{"sections not an array", `{"sections":{}}`, []Issue{{"schema.sections", "must be an array"}}},
+		{"bad page setup", `{"format":"docx","pageSize":"A3","orientation":"sideways","sections":[]}`, []Issue{
+			{"schema.format", "must be one of pdf, xlsx"},
+			{"schema.pageSize", "must be one of A4, Letter"},
+			{"schema.orientation", "must be one of portrait, landscape"},
+		}},
+		{"bad margins", `{"margins":{"top":-1,"left":"wide"},"sections":[]}`, []Issue{
+			{"schema.margins.top", "must be between 0 and 100"},
+			{"schema.margins.left", "must be a number"},
+		}},
+		{"margins leave no room", `{"margins":{"left":100,"right":100},"sections":[]}`, []Issue{
+			{"schema.margins", "left and right margins leave less than"},
+		}},
+		{"section without id and bad role", `{"sections":[{"role":"sidebar"}]}`, []Issue{
+			{"schema.sections[0].id", "is required"},
+			{"schema.sections[0].role", "must be one of body, header, footer"},
+		}},
+		{"duplicate section ids", `{"sections":[{"id":"a"},{"id":"a"}]}`, []Issue{
+			{"schema.sections[1].id", "duplicates the id"},
+		}},
+		{"unknown component type", `{"sections":[{"id":"a","components":[{"type":"text","props":{"content":"x"}},{"type":"carousel"}]}]}`, []Issue{
+			{"schema.sections[0].components[1].type", `unknown component type "carousel"`},
+		}},
+		{"component without type", `{"sections":[{"id":"a","components":[{"props":{}}]}]}`, []Issue{
+			{"schema.sections[0].components[0].type", "is required"},
+		}},
+		{"text without content", `{"sections":[{"id":"a","components":[{"type":"text","props":{}}]}]}`, []Issue{
+			{"schema.sections[0].components[0].props.content", "is required"},
+		}},
+		{"content not text", `{"sections":[{"id":"a","components":[{"type":"text","props":{"content":5}}]}]}`, []Issue{
+			{"schema.sections[0].components[0].props.content", "must be a string"},
+		}},
+		{"placeholder syntax error", `{"sections":[{"id":"a","components":[{"type":"text","props":{"content":"ok"}},{"type":"text","props":{"content":"Hi {{ name + }}"}}]}]}`, []Issue{
+			{"schema.sections[0].components[1].props.content", "placeholder {{name +}}"},
+		}},
+		{"unclosed placeholder", `{"sections":[{"id":"a","components":[{"type":"text","props":{"content":"Hi {{ name"}}]}]}`, []Issue{
+			{"schema.sections[0].components[0].props.content", "placeholder opened with {{ is not closed"},
+		}},
+		{"empty placeholder", `{"sections":[{"id":"a","components":[{"type":"text","props":{"content":"Hi {{ }}"}}]}]}`, []Issue{
+			{"schema.sections[0].components[0].props.content", "placeholder {{}}: expression is empty"},
+		}},
+		{"reserved name", `{"sections":[{"id":"a","components":[{"type":"text","props":{"content":"{{ __budget }}"}}]}]}`, []Issue{
+			{"schema.sections[0].components[0].props.content", `placeholder {{__budget}}: name "__budget" is reserved`},
+		}},
+		{"clock is not available", `{"sections":[{"id":"a","components":[{"type":"text","props":{"content":"{{ now() }}"}}]}]}`, []Issue{
+			{"schema.sections[0].components[0].props.content", "placeholder {{now()}}"},
+		}},
+		{"bad style", `{"sections":[{"id":"a","components":[{"type":"text","props":{"content":"x","style":{"fontSize":200,"bold":"yes","color":"red","align":"justify"}}}]}]}`, []Issue{
+			{"schema.sections[0].components[0].props.style.fontSize", "must be between 4 and 96"},
+			{"schema.sections[0].components[0].props.style.bold", "must be true or false"},
+			{"schema.sections[0].components[0].props.style.color", "must be a colour"},
+			{"schema.sections[0].components[0].props.style.align", "must be one of left, center, right"},
+		}},
+		{"bad heading level", `{"sections":[{"id":"a","components":[{"type":"heading","props":{"content":"x","level":4}}]}]}`, []Issue{
+			{"schema.sections[0].components[0].props.level", "must be 1, 2 or 3"},
+		}},
+		{"bad if and each", `{"sections":[{"id":"a","components":[{"type":"text","if":"a ==","each":"(","as":"1x","props":{"content":"x"}},{"type":"text","as":"y","props":{"content":"x"}}]}]}`, []Issue{
+			{"schema.sections[0].components[0].if", "unexpected token"},
+			{"schema.sections[0].components[0].each", ""},
+			{"schema.sections[0].components[0].as", "must start with a letter"},
+			{"schema.sections[0].components[1].as", `needs "each"`},
+		}},
+		{"too complex expression", `{"sections":[{"id":"a","components":[{"type":"text","props":{"content":"{{ ` + strings.Repeat("1 + ", 600) + `1 }}"}}]}]}`, []Issue{
+			{"schema.sections[0].components[0].props.content", "placeholder"},
+		}},
+		{"too many components", `{"sections":[{"id":"a","components":[` + strings.TrimSuffix(strings.Repeat(`{"type":"text","props":{"content":"x"}},`, 501), ",") + `]}]}`, []Issue{
+			{"schema", "has 501 components, maximum 500"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := MustEngine(t).Compile(schemaDef(tt.schema))
+			var se *SchemaError
+			if !errors.As(err, &se) {
+				t.Fatalf("err = %v, want a *SchemaError", err)
+			}
+			for _, want := range tt.want {
+				if !hasIssue(se.Issues, want) {
+					t.Errorf("missing issue %s: %s…\ngot %v", want.Path, want.Message, se.Issues)
+				}
+			}
+		})
+	}
+}
+
+func hasIssue(list []Issue, want Issue) bool {
+	for _, got := range list {
+		if got.Path == want.Path && strings.HasPrefix(got.Message, want.Message) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestCompileValidSchema(t *testing.T) {
+	tests := []struct {
+		name   string
+		schema string
+	}{
+		{"minimal", `{"sections":[]}`},
+		{"everything", `{"format":"PDF","pageSize":"letter","orientation":"Landscape","margins":{"top":10,"right":15,"bottom":10,"left":15},
+			"sections":[{"id":"h","name":"Header","role":"header","components":[{"type":"text","props":{"content":"{{page}}/{{pages}}"}}]},
+			{"id":"b","components":[
+				{"type":"heading","props":{"content":"Title","level":3,"style":{"color":"#abc","align":"center"}}},
+				{"type":"text","if":"show","each":"items","as":"it","props":{"content":"{{ it.name }} {{ {\"a\": 1}.a }} {{ \"}}\" }}","style":{"fontSize":9,"italic":true}}},
+				{"type":"text","props":{"content":"{{ if x { \"yes\" } else { \"no\" }}}"}}]}]}`},
+		{"unknown fields are ignored", `{"version":1,"sections":[{"id":"b","extra":true,"components":[{"type":"text","props":{"content":"x","future":1}}]}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := MustEngine(t).Compile(schemaDef(tt.schema)); err != nil {
+				t.Errorf("Compile: %v", err)
+			}
+		})
+	}
+}
+
+func TestSchemaErrorListsEveryIssue(t *testing.T) {
+	_, err := MustEngine(t).Compile(schemaDef(`{"sections":[{"id":"a","components":[{"type":"x"},{"type":"y"},{"type":"text"}]}]}`))
+	var se *SchemaError
+	if !errors.As(err, &se) {
+		t.Fatalf("err = %v, want a *SchemaError", err)
+	}
+	if got, want := len(se.Issues), 3; got != want {
+		t.Errorf("issues = %d, want %d: %v", got, want, se.Issues)
+	}
+	if got, want := se.Error(), `template schema is invalid: schema.sections[0].components[0].type: unknown component type "x" (and 2 more)`; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	b, _ := json.Marshal(se.Issues[0])
+	if got, want := string(b), `{"path":"schema.sections[0].components[0].type","message":"unknown component type \"x\""}`; got != want {
+		t.Errorf("JSON = %s, want %s", got, want)
+	}
+}
+
+func TestSchemaErrorIssuesAreCapped(t *testing.T) {
+	var comps []string
+	for i := 0; i < 300; i++ {
+		comps = append(comps, fmt.Sprintf(`{"type":"bad%d"}`, i))
+	}
+	_, err := MustEngine(t).Compile(schemaDef(`{"sections":[{"id":"a","components":[` + strings.Join(comps, ",") + `]}]}`))
+	var se *SchemaError
+	if !errors.As(err, &se) {
+		t.Fatalf("err = %v, want a *SchemaError", err)
+	}
+	if got, want := len(se.Issues), maxIssues; got != want {
+		t.Errorf("issues = %d, want %d", got, want)
+	}
+}
+
+func TestNewEngineRejectsBadFonts(t *testing.T) {
+	tests := []struct {
+		name  string
+		fonts Fonts
+	}{
+		{"no regular font", Fonts{}},
+		{"garbage", Fonts{Regular: []byte("not a font at all, not even close")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := NewEngine(tt.fonts); err == nil {
+				t.Error("NewEngine: want an error")
+			}
+		})
+	}
+}

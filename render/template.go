@@ -1,0 +1,162 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Template is a compiled definition, ready to render. It is immutable and
+// safe for concurrent use.
+type Template struct {
+	engine     *Engine
+	doc        *document
+	variables  []declaredVariable
+	constants  map[string]any
+	calculated []*calculated // in dependency order
+	limits     Limits        // the limits Compile checked against; Values uses them
+	components int           // components in the schema
+	depth      depth         // deepest nesting, loop and condition levels
+	styles     fontStyle     // font styles the document can draw
+	// pagesInExpression is set when a header or footer uses "pages" inside a
+	// larger expression, so the total must be known before drawing (two passes);
+	// a bare {{pages}} is filled in by the PDF writer afterwards.
+	pagesInExpression bool
+}
+
+// compiler collects everything Compile learns and every problem it finds.
+type compiler struct {
+	issues
+	limits     Limits
+	exprs      *exprCompiler
+	components int
+	depth      depth
+	styles     fontStyle
+}
+
+func (c *compiler) compileExpr(path, src string) *expression {
+	x, err := c.exprs.compile(path, src)
+	if err != nil {
+		c.add(path, "%v", err)
+		return nil
+	}
+	return x
+}
+
+// Compile checks a definition and prepares it; expressions are compiled
+// once here. Problems with the definition are reported as a *SchemaError
+// listing all of them.
+func (e *Engine) Compile(def Definition) (t *Template, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			t, err = nil, fmt.Errorf("render: internal error compiling template: %v", r)
+		}
+	}()
+	limits := DefaultLimits()
+	c := &compiler{limits: limits, exprs: newExprCompiler(limits)}
+	doc := c.parseSchema(def.Schema)
+	if c.components > limits.Components {
+		c.add("schema", "has %d components, maximum %d", c.components, limits.Components)
+	}
+	vars, consts, calcs := c.parseVariables(def)
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	t = &Template{
+		engine:     e,
+		doc:        doc,
+		variables:  vars,
+		constants:  consts,
+		calculated: calcs,
+		limits:     limits,
+		components: c.components,
+		depth:      c.depth,
+		styles:     c.styles | styleRegular,
+	}
+	for _, s := range doc.sections {
+		if s.role == roleHeader || s.role == roleFooter {
+			t.pagesInExpression = t.pagesInExpression || componentsUsePages(s.components)
+		}
+	}
+	return t, nil
+}
+
+// componentsUsePages reports whether "pages" is read anywhere other than
+// as a bare {{pages}} placeholder.
+func componentsUsePages(list []*component) bool {
+	for _, c := range list {
+		for _, x := range []*expression{c.cond, c.each} {
+			if x != nil && contains(x.names, "pages") {
+				return true
+			}
+		}
+		if tt, ok := textOf(c.elem); ok && tt.usesNameInExpression("pages") {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// textOf returns the text template of text-like elements.
+func textOf(e element) (*textTemplate, bool) {
+	switch x := e.(type) {
+	case *textElement:
+		return x.content, true
+	case *headingElement:
+		return x.content, true
+	}
+	return nil, false
+}
+
+// Render writes the document in format to w. values come from Values.
+// It stops at once when ctx is done or a generation limit is exceeded
+// (*LimitError); nothing is written to w unless the whole document is ready.
+func (t *Template) Render(ctx context.Context, w io.Writer, format Format, values map[string]any, opts Options) (stats Stats, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			stats, err = Stats{}, fmt.Errorf("render: internal error: %v", r)
+		}
+	}()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	limits := opts.Limits.withDefaults()
+	if err := t.checkStatic(limits); err != nil {
+		return Stats{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Stats{}, err
+	}
+	switch format {
+	case PDF:
+		return t.renderPDF(ctx, w, values, limits, opts.Created)
+	case XLSX:
+		return Stats{}, errors.New("render: xlsx output is not implemented yet")
+	}
+	return Stats{}, fmt.Errorf("render: unsupported format %q", format)
+}
+
+// checkStatic re-checks the schema's fixed sizes against this render's limits.
+func (t *Template) checkStatic(l Limits) error {
+	switch {
+	case t.components > l.Components:
+		return newLimitError(LimitComponents, int64(t.components), int64(l.Components))
+	case t.depth.nesting > l.NestingDepth:
+		return newLimitError(LimitNestingDepth, int64(t.depth.nesting), int64(l.NestingDepth))
+	case t.depth.loops > l.LoopDepth:
+		return newLimitError(LimitLoopDepth, int64(t.depth.loops), int64(l.LoopDepth))
+	case t.depth.conds > l.ConditionalDepth:
+		return newLimitError(LimitConditionalDepth, int64(t.depth.conds), int64(l.ConditionalDepth))
+	}
+	return nil
+}

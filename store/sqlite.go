@@ -1,0 +1,181 @@
+// Package store implements app's storage interfaces: records in SQLite,
+// the job queue and schedules in bbolt, documents and mail on local disk.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// DB is the SQLite database: one writer connection (SQLite allows one writer
+// at a time; queuing in Go beats busy-waiting in SQLite) and a reader pool.
+type DB struct {
+	Path  string
+	write *sql.DB
+	read  *sql.DB
+}
+
+// Open opens (creating when needed) and migrates the database at path.
+func Open(ctx context.Context, path string) (*DB, error) {
+	dsn := func(extra string) string {
+		q := url.Values{}
+		for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(NORMAL)"} {
+			q.Add("_pragma", p)
+		}
+		return "file:" + path + "?" + q.Encode() + extra
+	}
+	w, err := sql.Open("sqlite", dsn("&_txlock=immediate"))
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxLifetime(0)
+	r, err := sql.Open("sqlite", dsn(""))
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	r.SetMaxOpenConns(8)
+	db := &DB{Path: path, write: w, read: r}
+	if err := db.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrate %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	return errors.Join(db.read.Close(), db.write.Close())
+}
+
+// migrate applies every embedded migration not yet recorded, each in its own
+// transaction. Migrations only move forward and are never edited once landed.
+func (db *DB) migrate(ctx context.Context) error {
+	if _, err := db.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := db.migrateFile(ctx, name); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (db *DB) migrateFile(ctx context.Context, name string) error {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM migrations WHERE name = ?`, name).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	body, err := fs.ReadFile(migrations, name)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO migrations (name, applied_at) VALUES (?, ?)`, name, time.Now().UnixMilli()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Version returns the name of the last applied migration.
+func (db *DB) Version(ctx context.Context) (string, error) {
+	var v sql.NullString
+	err := db.read.QueryRowContext(ctx, `SELECT MAX(name) FROM migrations`).Scan(&v)
+	return v.String, err
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	var n int
+	return db.read.QueryRowContext(ctx, `SELECT 1`).Scan(&n)
+}
+
+// Backup writes a consistent copy of the database to path (VACUUM INTO),
+// safe while the server runs.
+func (db *DB) Backup(ctx context.Context, path string) error {
+	_, err := db.write.ExecContext(ctx, `VACUUM INTO ?`, path)
+	return err
+}
+
+// tx runs fn in a write transaction.
+func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// isUnique reports whether err is a UNIQUE constraint failure, optionally on
+// an index whose columns mention col.
+func isUnique(err error, col string) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) || se.Code() != sqlite3.SQLITE_CONSTRAINT_UNIQUE {
+		return false
+	}
+	return col == "" || strings.Contains(se.Error(), col)
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func msPtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+func fromNullMS(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMS(v.Int64)
+	return &t
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }

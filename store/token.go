@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"folio/app"
+)
+
+var _ app.TokenStore = (*DB)(nil)
+
+// CreateRefreshToken stores a refresh token's hash.
+func (db *DB) CreateRefreshToken(ctx context.Context, t *app.RefreshToken) error {
+	_, err := db.write.ExecContext(ctx, `INSERT INTO refresh_tokens (id, user_id, hash, family, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		t.ID, t.UserID, t.Hash, t.Family, ms(t.ExpiresAt), ms(t.CreatedAt))
+	return err
+}
+
+// UseRefreshToken spends a live token. Presenting a spent token again means
+// it leaked: the whole family is revoked.
+func (db *DB) UseRefreshToken(ctx context.Context, hash string, now time.Time) (*app.RefreshToken, error) {
+	bad := &app.Error{Code: app.ECodeBadRefreshToken, Message: "invalid or expired refresh token"}
+	var out *app.RefreshToken
+	var reused bool
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var t app.RefreshToken
+		var expires, created int64
+		var used, revoked sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT id, user_id, hash, family, expires_at, created_at, used_at, revoked_at FROM refresh_tokens WHERE hash = ?`, hash).
+			Scan(&t.ID, &t.UserID, &t.Hash, &t.Family, &expires, &created, &used, &revoked)
+		if errors.Is(err, sql.ErrNoRows) {
+			return bad
+		} else if err != nil {
+			return err
+		}
+		if revoked.Valid || expires <= ms(now) {
+			return bad
+		}
+		if used.Valid {
+			reused = true
+			_, err := tx.ExecContext(ctx, `UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL`, ms(now), t.Family)
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE refresh_tokens SET used_at = ? WHERE id = ?`, ms(now), t.ID); err != nil {
+			return err
+		}
+		t.ExpiresAt, t.CreatedAt = fromMS(expires), fromMS(created)
+		out = &t
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if reused {
+		return nil, bad
+	}
+	return out, nil
+}
+
+// RevokeRefreshToken revokes a token and its family (logout).
+func (db *DB) RevokeRefreshToken(ctx context.Context, hash string, now time.Time) error {
+	_, err := db.write.ExecContext(ctx, `UPDATE refresh_tokens SET revoked_at = ?
+		WHERE family = (SELECT family FROM refresh_tokens WHERE hash = ?) AND revoked_at IS NULL`, ms(now), hash)
+	return err
+}
+
+// CreateEmailToken stores a mail token's hash.
+func (db *DB) CreateEmailToken(ctx context.Context, t *app.EmailToken) error {
+	_, err := db.write.ExecContext(ctx, `INSERT INTO email_tokens (hash, user_id, purpose, email, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		t.Hash, t.UserID, t.Purpose, t.Email, ms(t.ExpiresAt), ms(t.CreatedAt))
+	return err
+}
+
+// ConsumeEmailToken spends a live token of the given purpose.
+func (db *DB) ConsumeEmailToken(ctx context.Context, hash, purpose string, now time.Time) (*app.EmailToken, error) {
+	var t app.EmailToken
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var expires, created int64
+		err := tx.QueryRowContext(ctx, `UPDATE email_tokens SET used_at = ?
+			WHERE hash = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?
+			RETURNING hash, user_id, purpose, email, expires_at, created_at`, ms(now), hash, purpose, ms(now)).
+			Scan(&t.Hash, &t.UserID, &t.Purpose, &t.Email, &expires, &created)
+		if errors.Is(err, sql.ErrNoRows) {
+			return &app.Error{Code: app.ECodeBadEmailToken, Message: "invalid or expired token"}
+		} else if err != nil {
+			return err
+		}
+		t.ExpiresAt, t.CreatedAt = fromMS(expires), fromMS(created)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}

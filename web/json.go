@@ -1,0 +1,103 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"folio/app"
+)
+
+// MaxBody is the request body limit (SPEC.md, Payload limits).
+const MaxBody = 10 << 20
+
+// decode reads a JSON object body into v, turning every failure into a clear
+// 400: malformed JSON, a wrong type (with the field), an oversized body.
+func decode(r *http.Request, v any) error {
+	body := http.MaxBytesReader(nil, r.Body, MaxBody)
+	dec := json.NewDecoder(body)
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("trailing data after the JSON object")
+	}
+	var tooBig *http.MaxBytesError
+	var typeErr *json.UnmarshalTypeError
+	var synErr *json.SyntaxError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &tooBig):
+		return (&app.Error{Code: app.ECodePayloadTooLarge, Message: "request body exceeds 10 MB"}).WithInfo("maxBytes", MaxBody)
+	case errors.Is(err, io.EOF):
+		return &app.Error{Code: app.ECodeInvalidJSON, Message: "request body must be a JSON object"}
+	case errors.As(err, &typeErr):
+		if typeErr.Field == "" {
+			return &app.Error{Code: app.ECodeInvalidJSON, Message: "request body must be a JSON object"}
+		}
+		return app.ErrInvalid(typeErr.Field, "%s must be of type %s", typeErr.Field, jsonType(typeErr.Type.Kind().String()))
+	case errors.As(err, &synErr):
+		return (&app.Error{Code: app.ECodeInvalidJSON, Message: "malformed JSON: " + synErr.Error()}).WithInfo("offset", synErr.Offset)
+	default:
+		return &app.Error{Code: app.ECodeInvalidJSON, Message: "malformed JSON: " + err.Error()}
+	}
+}
+
+func jsonType(kind string) string {
+	switch kind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "slice", "array":
+		return "array"
+	case "map", "struct":
+		return "object"
+	case "ptr":
+		return "the documented type"
+	}
+	return "number"
+}
+
+// page reads page and limit query parameters with the spec's defaults.
+func page(r *http.Request) (app.Page, error) {
+	p := app.Page{Page: 1, Limit: app.DefaultLimit}
+	q := r.URL.Query()
+	if s := q.Get("page"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return p, app.ErrInvalid("page", "page must be a positive integer")
+		}
+		p.Page = n
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > app.MaxLimit {
+			return p, app.ErrInvalid("limit", "limit must be an integer from 1 to %d", app.MaxLimit)
+		}
+		p.Limit = n
+	}
+	return p, nil
+}
+
+// boolQuery reads an optional boolean query parameter.
+func boolQuery(r *http.Request, name string) (*bool, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return nil, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return nil, app.ErrInvalid(name, "%s must be true or false", name)
+	}
+	return &b, nil
+}
+
+// list is the list envelope.
+type list struct {
+	Data any      `json:"data"`
+	Meta app.Meta `json:"meta"`
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,156 @@
+package web
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"folio/app"
+)
+
+// reqInfo is filled in as a request passes through the middleware and read by
+// the access log once it is done.
+type reqInfo struct {
+	id     string
+	teamID string
+}
+
+type reqInfoKey struct{}
+
+func info(ctx context.Context) *reqInfo {
+	ri, _ := ctx.Value(reqInfoKey{}).(*reqInfo)
+	if ri == nil {
+		return &reqInfo{}
+	}
+	return ri
+}
+
+func requestID(ctx context.Context) string { return info(ctx).id }
+
+// statusWriter records the status and size of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// logRequests gives every request an id (X-Request-Id, kept when the client
+// sends a sane one) and writes one log line when it ends.
+func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if len(id) == 0 || len(id) > 64 || strings.ContainsFunc(id, func(c rune) bool { return c < 0x21 || c > 0x7e }) {
+			id = app.RandomString(16)
+		}
+		ri := &reqInfo{id: id}
+		w.Header().Set("X-Request-Id", id)
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri)))
+		logger.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "bytes", sw.bytes,
+			"duration_ms", float64(time.Since(start).Microseconds())/1000, "team", ri.teamID, "request_id", id)
+	})
+}
+
+// recoverPanics turns a handler panic into a logged 500 envelope.
+func recoverPanics(logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				logger.Error("panic", "method", r.Method, "path", r.URL.Path, "request_id", requestID(r.Context()),
+					"panic", v, "stack", string(debug.Stack()))
+				writeError(w, r, logger, &app.Error{Code: app.ECodeInternal, Message: "internal server error"})
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// securityHeaders sets headers every response carries.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Strict-Transport-Security", "max-age=31536000")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bearer returns the token of an Authorization: Bearer header.
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+// clientIP is the peer address; proxies are not trusted by default.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// access says who may call a route.
+type access int
+
+const (
+	public  access = iota // no authentication
+	jwtOnly               // dashboard login only
+	anyAuth               // JWT or API key
+)
+
+// authenticate resolves the caller for routes that need one.
+func (s *Server) authenticate(level access, next http.Handler) http.Handler {
+	if level == public {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := bearer(r)
+		if tok == "" {
+			writeError(w, r, s.Logger, &app.Error{Code: app.ECodeUnauthenticated, Message: "missing Authorization: Bearer header"})
+			return
+		}
+		p, err := s.Auth.Authenticate(r.Context(), tok, r.Header.Get("X-Team-Id"))
+		if err != nil {
+			writeError(w, r, s.Logger, err)
+			return
+		}
+		if level == jwtOnly && p.Kind != app.AuthJWT {
+			writeError(w, r, s.Logger, &app.Error{Code: app.ECodeJWTOnly, Message: "this endpoint needs a dashboard login (JWT); API keys cannot use it"})
+			return
+		}
+		info(r.Context()).teamID = p.TeamID
+		next.ServeHTTP(w, r.WithContext(app.WithPrincipal(r.Context(), p)))
+	})
+}

@@ -1,0 +1,117 @@
+// Package web is Folio's HTTP layer: the JSON API, its middleware and the
+// dashboard, served over HTTPS.
+package web
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"folio/app"
+)
+
+// Server serves the API over HTTPS.
+type Server struct {
+	Auth      *app.AuthService
+	Keys      *app.KeyService
+	Templates *app.TemplateService
+	Documents *app.DocumentService
+	Logger    *slog.Logger
+
+	mux     *http.ServeMux
+	handler http.Handler
+	srv     *http.Server
+}
+
+// Handler builds (once) and returns the full middleware stack and routes.
+func (s *Server) Handler() http.Handler {
+	if s.handler == nil {
+		s.mux = http.NewServeMux()
+		s.routes()
+		var h http.Handler = http.HandlerFunc(s.dispatch)
+		h = securityHeaders(h)
+		h = recoverPanics(s.Logger, h)
+		h = logRequests(s.Logger, h)
+		s.handler = h
+	}
+	return s.handler
+}
+
+// dispatch routes a request; unknown paths and wrong methods get the error
+// envelope instead of the mux's plain-text answers.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := s.mux.Handler(r); pattern != "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	rec := &headerOnly{header: http.Header{}}
+	h, _ := s.mux.Handler(r)
+	h.ServeHTTP(rec, r)
+	switch rec.status {
+	case http.StatusMethodNotAllowed:
+		w.Header().Set("Allow", rec.header.Get("Allow"))
+		writeError(w, r, s.Logger, (&app.Error{Code: app.ECodeMethodNotAllowed,
+			Message: r.Method + " is not supported on " + r.URL.Path}).WithInfo("allowed", rec.header.Get("Allow")))
+	case http.StatusMovedPermanently, http.StatusPermanentRedirect, http.StatusTemporaryRedirect:
+		s.mux.ServeHTTP(w, r)
+	default:
+		writeError(w, r, s.Logger, &app.Error{Code: app.ECodeRouteNotFound, Message: "no route for " + r.Method + " " + r.URL.Path})
+	}
+}
+
+// headerOnly records what the mux's fallback handler would answer.
+type headerOnly struct {
+	header http.Header
+	status int
+}
+
+func (h *headerOnly) Header() http.Header         { return h.header }
+func (h *headerOnly) Write(b []byte) (int, error) { return len(b), nil }
+func (h *headerOnly) WriteHeader(code int)        { h.status = code }
+
+// handlerFunc is a handler that returns its error for one adapter to write.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle registers a route with its access level.
+func (s *Server) handle(pattern string, level access, fn handlerFunc) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
+			writeError(w, r, s.Logger, err)
+		}
+	})
+	s.mux.Handle(pattern, s.authenticate(level, h))
+}
+
+// Serve serves HTTPS on ln until Shutdown. certs supplies the certificate.
+func (s *Server) Serve(ln net.Listener, cert func(*tls.ClientHelloInfo) (*tls.Certificate, error)) error {
+	s.srv = &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
+		TLSConfig: &tls.Config{
+			MinVersion:     tls.VersionTLS12,
+			GetCertificate: cert,
+		},
+	}
+	err := s.srv.ServeTLS(ln, "", "")
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting and waits for in-flight requests until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if s.srv == nil {
+		return nil
+	}
+	return s.srv.Shutdown(ctx)
+}
