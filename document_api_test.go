@@ -217,7 +217,7 @@ func TestGenerateErrors(t *testing.T) {
 	s.wantError(s.do("POST", gen, key, map[string]any{"templateId": "nope", "format": "pdf"}), 404, "ERR_TMPL_001")
 	s.wantError(s.do("POST", gen, key, map[string]any{"templateId": tpl.str("id"), "format": "pdf", "variables": "oops"}), 400, "ERR_VALID_003")
 
-	r = s.do("POST", gen, key, map[string]any{"templateId": tpl.str("id"), "format": "pdf", "variables": map[string]any{"number": 7}})
+	r = s.do("POST", gen, key, map[string]any{"templateId": tpl.str("id"), "format": "pdf", "variables": map[string]any{"number": map[string]any{"not": "a string"}}})
 	s.wantError(r, 400, "ERR_VALID_002")
 	errs, _ := r.get("relatedInfo.errors").([]any)
 	text := fmt.Sprint(errs)

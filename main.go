@@ -142,6 +142,7 @@ type Main struct {
 
 	ln          net.Listener
 	stopWorkers func()
+	stopJanitor func()
 	served      chan error
 }
 
@@ -199,7 +200,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}
 	templates := &app.TemplateService{Templates: m.DB, Teams: m.DB, Engine: engine, Now: m.Now}
 	docs := &app.DocumentService{
-		Jobs: m.DB, Templates: templates, Teams: m.DB, Queue: m.Bolt, Files: &store.Files{Root: filepath.Join(c.Data, "files")},
+		Jobs: m.DB, Batches: m.DB, Templates: templates, Teams: m.DB, Queue: m.Bolt, Files: &store.Files{Root: filepath.Join(c.Data, "files")},
 		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now,
 	}
 	m.Server = &web.Server{
@@ -208,11 +209,19 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Keys:      &app.KeyService{Keys: m.DB, Teams: m.DB, Now: m.Now},
 		Templates: templates,
 		Documents: docs,
+		Analytics: &app.AnalyticsService{Store: m.DB, Templates: m.DB, Teams: m.DB, Now: m.Now},
 		Logger:    m.Logger,
 	}
 	if m.stopWorkers, err = docs.Start(ctx, c.Workers); err != nil {
 		return err
 	}
+	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	janitorDone := make(chan struct{})
+	m.stopJanitor = func() { cancel(); <-janitorDone }
+	go func() {
+		defer close(janitorDone)
+		app.RunJanitor(jctx, m.Logger, 10*time.Minute, docs.Sweep)
+	}()
 	m.served = make(chan error, 1)
 	go func() { m.served <- m.Server.Serve(m.ln, m.Certs.Get) }()
 	m.Logger.Info("folio serving", "url", c.BaseURL, "data", c.Data, "workers", c.Workers, "version", version)
@@ -258,6 +267,9 @@ func (m *Main) Close() error {
 		cancel()
 	} else if m.ln != nil {
 		m.ln.Close()
+	}
+	if m.stopJanitor != nil {
+		m.stopJanitor()
 	}
 	if m.stopWorkers != nil {
 		m.stopWorkers()

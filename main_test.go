@@ -39,7 +39,17 @@ func startServer(t testing.TB, opts ...func(*Config)) *testServer {
 
 func startServerIn(t testing.TB, data string, opts ...func(*Config)) *testServer {
 	t.Helper()
-	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: data, Workers: 2, DefaultPlan: "scale", Signup: "open", LogFormat: "text"}}
+	return startMain(t, &Main{Config: Config{Data: data}}, opts...)
+}
+
+// startMain opens m (with test defaults for unset config) and registers its close.
+func startMain(t testing.TB, m *Main, opts ...func(*Config)) *testServer {
+	t.Helper()
+	data := m.Config.Data
+	if data == "" {
+		data = t.TempDir()
+	}
+	m.Config = Config{Addr: "127.0.0.1:0", Data: data, Workers: 2, DefaultPlan: "scale", Signup: "open", LogFormat: "text"}
 	for _, o := range opts {
 		o(&m.Config)
 	}
@@ -132,7 +142,7 @@ func (s *testServer) do(method, path, token string, body any, headers ...string)
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
 	r := resp{status: res.StatusCode, header: res.Header, raw: raw}
-	if strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+	if strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") && !bytes.HasPrefix(raw, []byte("[")) {
 		if err := json.Unmarshal(raw, &r.body); err != nil {
 			s.t.Fatalf("%s %s: response is not a JSON object: %v\n%s", method, path, err, raw)
 		}

@@ -21,6 +21,7 @@ const GenerateWait = 30 * time.Second
 // job queries.
 type DocumentService struct {
 	Jobs      JobStore
+	Batches   BatchStore
 	Templates *TemplateService
 	Teams     TeamStore
 	Queue     Queue
@@ -32,6 +33,7 @@ type DocumentService struct {
 	Limits *render.Limits
 
 	wake    chan struct{}
+	workers int
 	mu      sync.Mutex
 	waiters map[string][]chan struct{}
 }
@@ -51,32 +53,9 @@ var badFilename = regexp.MustCompile(`[^\p{L}\p{N} ._()\-]+`)
 // GenerateWait for it to end. A job that fails while waited for returns its
 // error (with the jobId in relatedInfo); the job stays recorded.
 func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async bool) (*JobView, error) {
-	p, err := PrincipalFrom(ctx)
+	p, t, err := s.generationTarget(ctx, in.TemplateID, in.Format)
 	if err != nil {
 		return nil, err
-	}
-	if err := p.Require(PermAttachmentsWrite); err != nil {
-		return nil, err
-	}
-	if !CanWrite(p.Role) {
-		return nil, &Error{Code: ECodeForbidden, Message: "viewers cannot generate documents"}
-	}
-	if in.TemplateID == "" {
-		return nil, ErrRequired("templateId")
-	}
-	if in.Format == "" {
-		return nil, ErrRequired("format")
-	}
-	t, err := s.Templates.Templates.FindTemplate(ctx, p.TeamID, in.TemplateID)
-	if err != nil {
-		return nil, err
-	}
-	if in.Format != string(render.PDF) && in.Format != string(render.XLSX) {
-		return nil, ErrInvalid("format", "format must be pdf or xlsx")
-	}
-	if !slices.Contains(t.OutputFormats, in.Format) {
-		return nil, Errorf(ECodeFormatUnsupported, "template %s does not produce %s (outputFormats: %s)", t.ID, in.Format, strings.Join(t.OutputFormats, ", ")).
-			WithInfo("field", "format", "outputFormats", t.OutputFormats)
 	}
 	vars, err := decodeObject("variables", in.Variables)
 	if err != nil {
@@ -126,12 +105,50 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	return s.View(j), nil
 }
 
-// enqueue writes the job row before its queue entry, so a crash between the
-// two leaves a pending row that start-up re-queues.
+// generationTarget checks the caller may generate and finds the template and
+// format of a generate or batch request.
+func (s *DocumentService) generationTarget(ctx context.Context, ref, format string) (*Principal, *Template, error) {
+	p, err := PrincipalFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.Require(PermAttachmentsWrite); err != nil {
+		return nil, nil, err
+	}
+	if !CanWrite(p.Role) {
+		return nil, nil, &Error{Code: ECodeForbidden, Message: "viewers cannot generate documents"}
+	}
+	if ref == "" {
+		return nil, nil, ErrRequired("templateId")
+	}
+	if format == "" {
+		return nil, nil, ErrRequired("format")
+	}
+	t, err := s.Templates.Templates.FindTemplate(ctx, p.TeamID, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	if format != string(render.PDF) && format != string(render.XLSX) {
+		return nil, nil, ErrInvalid("format", "format must be pdf or xlsx")
+	}
+	if !slices.Contains(t.OutputFormats, format) {
+		return nil, nil, Errorf(ECodeFormatUnsupported, "template %s does not produce %s (outputFormats: %s)", t.ID, format, strings.Join(t.OutputFormats, ", ")).
+			WithInfo("field", "format", "outputFormats", t.OutputFormats)
+	}
+	return p, t, nil
+}
+
+// enqueue writes the job rows before their queue entries, so a crash between
+// the two leaves pending rows that start-up re-queues.
 func (s *DocumentService) enqueue(ctx context.Context, jobs ...*Job) error {
 	if err := s.Jobs.CreateJobs(ctx, jobs...); err != nil {
 		return err
 	}
+	return s.queue(ctx, jobs)
+}
+
+// queue adds queue entries for recorded jobs and wakes the workers.
+func (s *DocumentService) queue(ctx context.Context, jobs []*Job) error {
 	entries := make([]*QueueEntry, len(jobs))
 	for i, j := range jobs {
 		entries[i] = &QueueEntry{JobID: j.ID, Priority: j.Priority}

@@ -40,6 +40,7 @@ type Job struct {
 	APIKeyID    string
 	CreatedBy   string
 	Attempts    int
+	DurationMS  *int64
 	CreatedAt   time.Time
 	StartedAt   *time.Time
 	CompletedAt *time.Time
@@ -57,6 +58,22 @@ type JobResult struct {
 	FileSize    int64
 	CompletedAt time.Time
 	ExpiresAt   *time.Time
+	DurationMS  int64
+}
+
+// FinishOutcome tells what recording a job's end changed.
+type FinishOutcome struct {
+	// Ended is false when the job had already ended (or was deleted).
+	Ended bool
+	// Batch is set when this job was the last of its batch to end.
+	Batch *Batch
+}
+
+// ExportFilter selects a team's jobs for export.
+type ExportFilter struct {
+	TeamID   string
+	Status   string
+	From, To *time.Time
 }
 
 // JobFilter selects a team's jobs for listing.
@@ -78,9 +95,22 @@ type JobStore interface {
 	// StartJob moves a pending or processing job to processing and returns
 	// it; a job that already ended returns ok=false.
 	StartJob(ctx context.Context, id string, now time.Time) (job *Job, ok bool, err error)
-	// FinishJob records the end of a processing job exactly once; ok=false
-	// when the job had already ended.
-	FinishJob(ctx context.Context, id string, r JobResult) (ok bool, err error)
+	// FinishJob records the end of a processing job exactly once, and in the
+	// same transaction counts it in its batch, ending the batch with its last job.
+	FinishJob(ctx context.Context, id string, r JobResult) (FinishOutcome, error)
+	// DeleteJobs removes a team's jobs and returns the removed ones.
+	DeleteJobs(ctx context.Context, teamID string, ids []string) ([]*Job, error)
+	// ExportJobs streams a team's jobs matching f, oldest first.
+	ExportJobs(ctx context.Context, f ExportFilter, fn func(*Job) error) error
+	// QueueCounts returns a team's queue figures at now.
+	QueueCounts(ctx context.Context, teamID string, now time.Time) (*QueueStats, error)
+	// ExpiredFiles lists jobs whose files expired before now.
+	ExpiredFiles(ctx context.Context, now time.Time, limit int) ([]*Job, error)
+	// ClearFile forgets a job's file after the janitor removed it.
+	ClearFile(ctx context.Context, id string) error
+	// PurgeJobs deletes completed jobs ended before completedBefore and failed
+	// jobs ended before failedBefore, returning how many went.
+	PurgeJobs(ctx context.Context, completedBefore, failedBefore time.Time) (int, error)
 	// UnfinishedJobIDs lists pending and processing jobs.
 	UnfinishedJobIDs(ctx context.Context) ([]string, error)
 }

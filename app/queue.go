@@ -30,6 +30,9 @@ type Queue interface {
 	Ack(ctx context.Context, e *QueueEntry) error
 	// JobIDs returns the ids of every entry, for start-up reconciliation.
 	JobIDs(ctx context.Context) (map[string]bool, error)
+	// ReleaseLeases makes every entry claimable again. Start-up calls it: the
+	// store is held by one process, so no earlier worker can still be alive.
+	ReleaseLeases(ctx context.Context) (int, error)
 }
 
 // FileStore keeps generated files on local disk.

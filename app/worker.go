@@ -28,6 +28,7 @@ const (
 // returned function stops them and waits for running jobs to end.
 func (s *DocumentService) Start(ctx context.Context, n int) (stop func(), err error) {
 	s.wake = make(chan struct{}, 1)
+	s.workers = max(n, 1)
 	if err := s.reconcile(ctx); err != nil {
 		return nil, err
 	}
@@ -43,9 +44,16 @@ func (s *DocumentService) Start(ctx context.Context, n int) (stop func(), err er
 	return func() { cancel(); wg.Wait() }, nil
 }
 
-// reconcile enqueues every pending or processing job without a queue entry:
-// the job row is written first, so a crash can leave a row without an entry.
+// reconcile makes interrupted jobs runnable again: it releases the leases a
+// killed process held, and enqueues every pending or processing job without a
+// queue entry (the job row is written first, so a crash can leave a row
+// without an entry).
 func (s *DocumentService) reconcile(ctx context.Context) error {
+	if n, err := s.Queue.ReleaseLeases(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		s.logger().Info("released leases of jobs interrupted by a stop", "count", n)
+	}
 	ids, err := s.Jobs.UnfinishedJobIDs(ctx)
 	if err != nil {
 		return err
@@ -120,14 +128,20 @@ func (s *DocumentService) process(ctx context.Context, e *QueueEntry) error {
 	}
 	start := time.Now()
 	res := s.run(ctx, j)
-	ended, err := s.Jobs.FinishJob(ctx, j.ID, res)
+	res.DurationMS = time.Since(start).Milliseconds()
+	out, err := s.Jobs.FinishJob(ctx, j.ID, res)
 	if err != nil {
-		if res.FilePath != "" {
-			_ = s.Files.RemoveFile(res.FilePath)
-		}
 		return err
 	}
-	if ended {
+	if !out.Ended && res.FilePath != "" {
+		// Deleted while it ran: its file must not outlive it. (A job that
+		// another worker already finished keeps the same file name and
+		// content, so only a missing record means delete.)
+		if _, err := s.Jobs.FindJobForWorker(ctx, j.ID); ErrorCode(err) == ECodeJobNotFound {
+			_ = s.Files.RemoveFile(res.FilePath)
+		}
+	}
+	if out.Ended {
 		s.notify(j.ID)
 		s.logger().Info("job ended", "job", j.ID, "team", j.TeamID, "status", res.Status, "format", j.Format,
 			"bytes", res.FileSize, "duration_ms", time.Since(start).Milliseconds(), "code", res.ErrorCode)
@@ -179,9 +193,12 @@ func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
 	var buf bytes.Buffer
 	if _, err := ct.Render(rctx, &buf, render.Format(j.Format), values, opts); err != nil {
 		var le *render.LimitError
+		var ee *render.ExpressionError
 		switch {
 		case errors.As(err, &le):
 			return fail(le.Code, le.Error(), map[string]any{"limit": le.Limit, "actual": le.Actual, "max": le.Max})
+		case errors.As(err, &ee):
+			return fail(ECodeExpression, ee.Error(), map[string]any{"path": ee.Path, "expression": ee.Expression})
 		case errors.Is(err, context.DeadlineExceeded):
 			return fail(ECodeRenderTimeout, fmt.Sprintf("rendering took longer than %s", timeout), map[string]any{"timeoutSeconds": int(timeout.Seconds())})
 		default:

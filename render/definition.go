@@ -1,8 +1,3 @@
-// Package render is Folio's document engine: it checks template definitions
-// (schema v1, variables, constants, calculated variables), evaluates
-// {{ expression }} placeholders in a sandbox and writes PDF documents within
-// the generation limits. It is pure: no database, network, clock or mutable
-// global state; everything it needs is passed in.
 package render
 
 import "encoding/json"

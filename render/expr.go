@@ -68,6 +68,7 @@ func (ec *exprCompiler) compile(path, src string) (*expression, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, errors.New("expression is empty")
 	}
+	src = strings.TrimSpace(src)
 	orig := src
 	src, err := callBarePipes(src)
 	if err != nil {

@@ -332,21 +332,28 @@ func parseDate(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// describe names a value's kind for error messages without echoing it whole.
+// describe names a value for error messages, quoting short scalars.
 func describe(v any) string {
-	switch v.(type) {
+	switch x := v.(type) {
 	case nil:
 		return "nothing"
 	case string:
-		return "text"
+		return "text " + strconv.Quote(clip(x, 40))
 	case bool:
-		return "a boolean"
-	case []any:
+		return strconv.FormatBool(x)
+	case time.Time:
+		return "a date"
+	}
+	if _, ok := toFloat(v); ok {
+		return formatValue(v)
+	}
+	switch reflect.ValueOf(v).Kind() {
+	case reflect.Slice, reflect.Array:
 		return "an array"
-	case map[string]any:
+	case reflect.Map:
 		return "an object"
 	}
-	return fmt.Sprintf("a %T", v)
+	return fmt.Sprintf("a value of type %T", v)
 }
 
 // formatValue turns an expression result into document text.

@@ -79,7 +79,7 @@ func (db *DB) FindAPIKeys(ctx context.Context, f app.KeyFilter) ([]*app.APIKey, 
 		col = "created_at"
 	}
 	rows, err := db.read.QueryContext(ctx, `SELECT `+keyCols+` FROM api_keys WHERE `+cond+
-		` ORDER BY `+col+` `+order+`, id `+order+` LIMIT ? OFFSET ?`, append(args, f.Page.Limit, f.Page.Offset())...)
+		` ORDER BY `+col+` `+order+`, rowid `+order+` LIMIT ? OFFSET ?`, append(args, f.Page.Limit, f.Page.Offset())...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -151,6 +151,32 @@ func (b *Bolt) JobIDs(context.Context) (map[string]bool, error) {
 	return ids, err
 }
 
+// ReleaseLeases clears every lease and returns how many were held.
+func (b *Bolt) ReleaseLeases(context.Context) (int, error) {
+	n := 0
+	err := b.db.Update(func(tx *bolt.Tx) error {
+		bk := tx.Bucket(bucketQueue)
+		c := bk.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			var it queueItem
+			if err := json.Unmarshal(v, &it); err != nil {
+				return err
+			}
+			if it.LeaseUntil == 0 {
+				continue
+			}
+			it.LeaseUntil = 0
+			nv, _ := json.Marshal(it)
+			if err := bk.Put(bytes.Clone(k), nv); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
 // removeIfExists deletes a file, ignoring a missing one.
 func removeIfExists(path string) error {
 	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {

@@ -98,3 +98,19 @@ func BenchmarkEnqueueClaimAck(b *testing.B) {
 		}
 	}
 }
+
+func TestReleaseLeases(t *testing.T) {
+	ctx := context.Background()
+	q := mustBolt(t, filepath.Join(t.TempDir(), "q.db"))
+	q.Enqueue(ctx, &app.QueueEntry{JobID: "a", Priority: 1}, &app.QueueEntry{JobID: "b", Priority: 1})
+	now := time.Now()
+	if e, _ := q.Claim(ctx, now, time.Hour); e == nil || e.JobID != "a" {
+		t.Fatal("claim a")
+	}
+	if n, err := q.ReleaseLeases(ctx); n != 1 || err != nil {
+		t.Fatalf("released %d %v", n, err)
+	}
+	if e, _ := q.Claim(ctx, now, time.Hour); e == nil || e.JobID != "a" {
+		t.Fatalf("a not claimable after release: %+v", e)
+	}
+}

@@ -14,16 +14,16 @@ import (
 var _ app.JobStore = (*DB)(nil)
 
 const jobCols = `id, team_id, template_id, batch_id, status, format, filename, metadata, variables, priority, error, error_code,
-	error_info, file_path, file_size, api_key_id, created_by, attempts, created_at, started_at, completed_at, expires_at`
+	error_info, file_path, file_size, api_key_id, created_by, attempts, created_at, started_at, completed_at, expires_at, duration_ms`
 
 func scanJob(row scanner) (*app.Job, error) {
 	var j app.Job
 	var meta, vars, info sql.NullString
 	var created int64
-	var started, completed, expires sql.NullInt64
+	var started, completed, expires, duration sql.NullInt64
 	err := row.Scan(&j.ID, &j.TeamID, &j.TemplateID, &j.BatchID, &j.Status, &j.Format, &j.Filename, &meta, &vars, &j.Priority,
 		&j.Error, &j.ErrorCode, &info, &j.FilePath, &j.FileSize, &j.APIKeyID, &j.CreatedBy, &j.Attempts, &created,
-		&started, &completed, &expires)
+		&started, &completed, &expires, &duration)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrNotFound(app.ECodeJobNotFound, "job")
 	} else if err != nil {
@@ -37,6 +37,9 @@ func scanJob(row scanner) (*app.Job, error) {
 	}
 	if info.Valid {
 		_ = json.Unmarshal([]byte(info.String), &j.ErrorInfo)
+	}
+	if duration.Valid {
+		j.DurationMS = &duration.Int64
 	}
 	j.CreatedAt = fromMS(created)
 	j.StartedAt, j.CompletedAt, j.ExpiresAt = fromNullMS(started), fromNullMS(completed), fromNullMS(expires)
@@ -52,25 +55,27 @@ func nullJSON(raw json.RawMessage) any {
 
 // CreateJobs inserts job records in one transaction.
 func (db *DB) CreateJobs(ctx context.Context, jobs ...*app.Job) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
+	return db.tx(ctx, func(tx *sql.Tx) error { return insertJobs(ctx, tx, jobs) })
+}
+
+func insertJobs(ctx context.Context, tx *sql.Tx, jobs []*app.Job) error {
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, j := range jobs {
+		var info any
+		if j.ErrorInfo != nil {
+			info = mustJSON(j.ErrorInfo)
+		}
+		if _, err := stmt.ExecContext(ctx, j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
+			nullJSON(j.Metadata), nullJSON(j.Variables), j.Priority, j.Error, j.ErrorCode, info, j.FilePath, j.FileSize,
+			j.APIKeyID, j.CreatedBy, j.Attempts, ms(j.CreatedAt), msPtr(j.StartedAt), msPtr(j.CompletedAt), msPtr(j.ExpiresAt), j.DurationMS); err != nil {
 			return err
 		}
-		defer stmt.Close()
-		for _, j := range jobs {
-			var info any
-			if j.ErrorInfo != nil {
-				info = mustJSON(j.ErrorInfo)
-			}
-			if _, err := stmt.ExecContext(ctx, j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
-				nullJSON(j.Metadata), nullJSON(j.Variables), j.Priority, j.Error, j.ErrorCode, info, j.FilePath, j.FileSize,
-				j.APIKeyID, j.CreatedBy, j.Attempts, ms(j.CreatedAt), msPtr(j.StartedAt), msPtr(j.CompletedAt), msPtr(j.ExpiresAt)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // FindJobByID returns one of a team's jobs.
@@ -98,7 +103,7 @@ func (db *DB) FindJobs(ctx context.Context, f app.JobFilter) ([]*app.Job, int, e
 		return nil, 0, err
 	}
 	rows, err := db.read.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE `+cond+
-		` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.Page.Limit, f.Page.Offset())...)
+		` ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`, append(args, f.Page.Limit, f.Page.Offset())...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -129,25 +134,162 @@ func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (*app.Job,
 	return j, err == nil, err
 }
 
-// FinishJob records a processing job's end; false when it had already ended.
-func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult) (bool, error) {
+// FinishJob records a processing job's end and counts it in its batch, in
+// one transaction: the batch ends exactly once, with its last job.
+func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult) (app.FinishOutcome, error) {
 	var info any
 	if r.ErrorInfo != nil {
 		info = mustJSON(r.ErrorInfo)
 	}
-	var ok bool
+	var out app.FinishOutcome
 	err := db.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, error = ?, error_code = ?, error_info = ?, file_path = ?,
-			file_size = ?, completed_at = ?, expires_at = ? WHERE id = ? AND status = 'processing'`,
-			r.Status, r.Error, r.ErrorCode, info, r.FilePath, r.FileSize, ms(r.CompletedAt), msPtr(r.ExpiresAt), id)
+		out = app.FinishOutcome{}
+		var batchID string
+		err := tx.QueryRowContext(ctx, `UPDATE jobs SET status = ?, error = ?, error_code = ?, error_info = ?, file_path = ?,
+			file_size = ?, completed_at = ?, expires_at = ?, duration_ms = ? WHERE id = ? AND status = 'processing' RETURNING batch_id`,
+			r.Status, r.Error, r.ErrorCode, info, r.FilePath, r.FileSize, ms(r.CompletedAt), msPtr(r.ExpiresAt), r.DurationMS, id).Scan(&batchID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		out.Ended = true
+		if batchID == "" {
+			return nil
+		}
+		col := "failed"
+		if r.Status == app.StatusCompleted {
+			col = "completed"
+		}
+		b, err := scanBatch(tx.QueryRowContext(ctx, `UPDATE batches SET `+col+` = `+col+` + 1 WHERE id = ? RETURNING `+batchCols, batchID))
 		if err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		ok = n == 1
+		if b.Status == "processing" && b.Completed+b.Failed >= b.Total {
+			status := "completed"
+			if b.Completed == 0 {
+				status = "failed"
+			}
+			if b, err = scanBatch(tx.QueryRowContext(ctx, `UPDATE batches SET status = ?, completed_at = ? WHERE id = ? RETURNING `+batchCols,
+				status, ms(r.CompletedAt), batchID)); err != nil {
+				return err
+			}
+			out.Batch = b
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DeleteJobs removes a team's jobs among ids and returns the removed ones.
+func (db *DB) DeleteJobs(ctx context.Context, teamID string, ids []string) ([]*app.Job, error) {
+	var gone []*app.Job
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		gone = nil
+		for _, id := range ids {
+			j, err := scanJob(tx.QueryRowContext(ctx, `DELETE FROM jobs WHERE team_id = ? AND id = ? RETURNING `+jobCols, teamID, id))
+			if app.ErrorCode(err) == app.ECodeJobNotFound {
+				continue
+			} else if err != nil {
+				return err
+			}
+			gone = append(gone, j)
+		}
+		return nil
+	})
+	return gone, err
+}
+
+// ExportJobs streams a team's jobs matching f, oldest first.
+func (db *DB) ExportJobs(ctx context.Context, f app.ExportFilter, fn func(*app.Job) error) error {
+	where, args := []string{"team_id = ?"}, []any{f.TeamID}
+	if f.Status != "" {
+		where, args = append(where, "status = ?"), append(args, f.Status)
+	}
+	if f.From != nil {
+		where, args = append(where, "created_at >= ?"), append(args, ms(*f.From))
+	}
+	if f.To != nil {
+		where, args = append(where, "created_at < ?"), append(args, ms(*f.To))
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE `+strings.Join(where, " AND ")+` ORDER BY created_at, rowid`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return err
+		}
+		if err := fn(j); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// QueueCounts returns a team's queue figures.
+func (db *DB) QueueCounts(ctx context.Context, teamID string, now time.Time) (*app.QueueStats, error) {
+	var st app.QueueStats
+	var oldest sql.NullInt64
+	hour := ms(now.Add(-time.Hour))
+	err := db.read.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'pending'),
+		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'processing'),
+		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'completed' AND created_at >= ?3 AND completed_at >= ?2),
+		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'failed' AND created_at >= ?3 AND completed_at >= ?2),
+		(SELECT MIN(created_at) FROM jobs WHERE team_id = ?1 AND status = 'pending')`,
+		teamID, hour, ms(now.Add(-7*24*time.Hour))).Scan(&st.Pending, &st.Processing, &st.CompletedLastHour, &st.FailedLastHour, &oldest)
+	if err != nil {
+		return nil, err
+	}
+	if oldest.Valid {
+		st.OldestPendingAgeSeconds = max(0, float64(ms(now)-oldest.Int64)/1000)
+	}
+	return &st, nil
+}
+
+// ExpiredFiles lists jobs whose files expired before now.
+func (db *DB) ExpiredFiles(ctx context.Context, now time.Time, limit int) ([]*app.Job, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE file_path != '' AND expires_at < ? LIMIT ?`, ms(now), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*app.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// ClearFile forgets a job's file.
+func (db *DB) ClearFile(ctx context.Context, id string) error {
+	_, err := db.write.ExecContext(ctx, `UPDATE jobs SET file_path = '', file_size = 0 WHERE id = ?`, id)
+	return err
+}
+
+// PurgeJobs deletes ended job records past their retention, and batches
+// whose jobs are all gone.
+func (db *DB) PurgeJobs(ctx context.Context, completedBefore, failedBefore time.Time) (int, error) {
+	var n int64
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE (status = 'completed' AND completed_at < ?) OR (status = 'failed' AND completed_at < ?)`,
+			ms(completedBefore), ms(failedBefore))
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		_, err = tx.ExecContext(ctx, `DELETE FROM batches WHERE status != 'processing' AND completed_at < ?
+			AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.batch_id = batches.id)`, ms(completedBefore))
 		return err
 	})
-	return ok, err
+	return int(n), err
 }
 
 // UnfinishedJobIDs lists pending and processing jobs, oldest first.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"io/fs"
 	"path/filepath"
 	"testing"
 	"time"
@@ -32,6 +33,8 @@ func mustUser(tb testing.TB, db *DB, email string) *app.User {
 }
 
 func TestMigrationsAreIdempotent(t *testing.T) {
+	names, _ := fs.Glob(migrations, "migrations/*.sql")
+	last := names[len(names)-1]
 	path := filepath.Join(t.TempDir(), "folio.db")
 	for i := 0; i < 2; i++ {
 		db, err := Open(context.Background(), path)
@@ -39,7 +42,7 @@ func TestMigrationsAreIdempotent(t *testing.T) {
 			t.Fatal(err)
 		}
 		v, err := db.Version(context.Background())
-		if err != nil || v != "migrations/0001_init.sql" {
+		if err != nil || v != last {
 			t.Fatalf("version %q %v", v, err)
 		}
 		db.Close()
@@ -100,10 +103,10 @@ func TestJobStartsAndFinishesOnce(t *testing.T) {
 		t.Fatalf("start: %v %v", ok, err)
 	}
 	res := app.JobResult{Status: app.StatusCompleted, CompletedAt: time.Now()}
-	if ok, err := db.FinishJob(ctx, "job_1", res); !ok || err != nil {
-		t.Fatalf("finish: %v %v", ok, err)
+	if out, err := db.FinishJob(ctx, "job_1", res); !out.Ended || err != nil {
+		t.Fatalf("finish: %v %v", out, err)
 	}
-	if ok, _ := db.FinishJob(ctx, "job_1", app.JobResult{Status: app.StatusFailed, CompletedAt: time.Now()}); ok {
+	if out, _ := db.FinishJob(ctx, "job_1", app.JobResult{Status: app.StatusFailed, CompletedAt: time.Now()}); out.Ended {
 		t.Fatal("a job finished twice")
 	}
 	if _, ok, _ := db.StartJob(ctx, "job_1", time.Now()); ok {

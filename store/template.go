@@ -101,7 +101,7 @@ func (db *DB) FindTemplates(ctx context.Context, f app.TemplateFilter) ([]*app.T
 		return nil, 0, err
 	}
 	rows, err := db.read.QueryContext(ctx, `SELECT `+templateCols+` FROM templates WHERE `+cond+
-		` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.Page.Limit, f.Page.Offset())...)
+		` ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`, append(args, f.Page.Limit, f.Page.Offset())...)
 	if err != nil {
 		return nil, 0, err
 	}

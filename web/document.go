@@ -3,6 +3,7 @@ package web
 import (
 	"mime"
 	"net/http"
+	"time"
 
 	"folio/app"
 )
@@ -72,5 +73,168 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name + "." + j.Format}))
 	w.Header().Set("Cache-Control", "private, no-store")
 	http.ServeContent(w, r, "", mod, f)
+	return nil
+}
+
+// handleGenerateBatch serves POST /api/v1/documents/generate/batch.
+func (s *Server) handleGenerateBatch(w http.ResponseWriter, r *http.Request) error {
+	var in app.BatchInput
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	b, err := s.Documents.GenerateBatch(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, b)
+	return nil
+}
+
+// handleGetBatch serves GET /api/v1/documents/batches/{batchId}.
+func (s *Server) handleGetBatch(w http.ResponseWriter, r *http.Request) error {
+	b, err := s.Documents.FindBatch(r.Context(), r.PathValue("batchId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, b)
+	return nil
+}
+
+// handleRetryJob serves POST /api/v1/documents/jobs/{jobId}/retry.
+func (s *Server) handleRetryJob(w http.ResponseWriter, r *http.Request) error {
+	j, err := s.Documents.RetryJob(r.Context(), r.PathValue("jobId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"jobId": j.JobID, "status": j.Status, "message": "job queued for retry as " + j.JobID})
+	return nil
+}
+
+type jobIDs struct {
+	JobIDs []string `json:"jobIds"`
+}
+
+// handleRetryJobs serves POST /api/v1/documents/jobs/bulk/retry.
+func (s *Server) handleRetryJobs(w http.ResponseWriter, r *http.Request) error {
+	var in jobIDs
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	n, err := s.Documents.RetryJobs(r.Context(), in.JobIDs)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"queued": n, "message": itoa(n) + " failed job(s) queued for retry"})
+	return nil
+}
+
+// handleDeleteJob serves DELETE /api/v1/documents/jobs/{jobId}.
+func (s *Server) handleDeleteJob(w http.ResponseWriter, r *http.Request) error {
+	if err := s.Documents.DeleteJob(r.Context(), r.PathValue("jobId")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// handleDeleteJobs serves DELETE /api/v1/documents/jobs/bulk.
+func (s *Server) handleDeleteJobs(w http.ResponseWriter, r *http.Request) error {
+	var in jobIDs
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	n, err := s.Documents.DeleteJobs(r.Context(), in.JobIDs)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": n, "message": itoa(n) + " job(s) deleted"})
+	return nil
+}
+
+// handleExportJobs serves GET /api/v1/documents/jobs/export, streaming a CSV
+// (default) or JSON file of the team's job log.
+func (s *Server) handleExportJobs(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	format := q.Get("format")
+	if format == "" {
+		format = "csv"
+	}
+	if format != "csv" && format != "json" {
+		return app.ErrInvalid("format", "format must be csv or json")
+	}
+	f := app.ExportFilter{Status: q.Get("status")}
+	for _, d := range []struct {
+		name string
+		dst  **time.Time
+		end  bool
+	}{{"startDate", &f.From, false}, {"endDate", &f.To, true}} {
+		if v := q.Get(d.name); v != "" {
+			t, dateOnly, err := app.ParseTime(v)
+			if err != nil {
+				return app.ErrInvalid(d.name, "%s must be an ISO 8601 date (2026-01-31) or date-time", d.name)
+			}
+			if d.end && dateOnly {
+				t = t.AddDate(0, 0, 1)
+			}
+			*d.dst = &t
+		}
+	}
+	// Check access before the first byte goes out.
+	if _, err := s.Documents.QueueStats(r.Context()); err != nil {
+		return err
+	}
+	ct := "text/csv; charset=utf-8"
+	if format == "json" {
+		ct = "application/json"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": "jobs-" + time.Now().UTC().Format("20060102-150405") + "." + format}))
+	w.Header().Set("Cache-Control", "no-store")
+	if err := s.Documents.ExportJobs(r.Context(), f, format, w); err != nil {
+		s.Logger.Error("export jobs", "err", err, "request_id", requestID(r.Context()))
+	}
+	return nil
+}
+
+// handleQueueStats serves GET /api/v1/documents/queue/stats.
+func (s *Server) handleQueueStats(w http.ResponseWriter, r *http.Request) error {
+	st, err := s.Documents.QueueStats(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+// handleDocumentAnalytics serves GET /api/v1/documents/analytics.
+func (s *Server) handleDocumentAnalytics(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	a, err := s.Analytics.Documents(r.Context(), q.Get("startDate"), q.Get("endDate"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+// handleUsage serves GET /api/v1/analytics/usage.
+func (s *Server) handleUsage(w http.ResponseWriter, r *http.Request) error {
+	u, err := s.Analytics.Usage(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, u)
+	return nil
+}
+
+// handleTemplateAnalytics serves GET /api/templates/{id}/analytics and
+// GET /api/v1/templates/{id}/analytics.
+func (s *Server) handleTemplateAnalytics(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	a, err := s.Analytics.Template(r.Context(), r.PathValue("id"), q.Get("period"), q.Get("startDate"), q.Get("endDate"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
 	return nil
 }

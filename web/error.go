@@ -41,6 +41,7 @@ var statusByCode = map[string]int{
 	"ERR_TMPL_007":             http.StatusForbidden,
 	"ERR_TMPL_013":             http.StatusNotFound,
 	app.ECodeJobNotFound:       http.StatusNotFound,
+	app.ECodeBatchNotFound:     http.StatusNotFound,
 	app.ECodeDownloadDenied:    http.StatusForbidden,
 	app.ECodeFileGone:          http.StatusNotFound,
 	app.ECodeRenderFailed:      http.StatusInternalServerError,

@@ -28,10 +28,22 @@ func (s *Server) routes() {
 	s.handle("GET /api/templates/{id}", anyAuth, s.handleGetTemplate)
 	s.handle("GET /api/v1/templates", anyAuth, s.handleListTemplates)
 	s.handle("GET /api/v1/templates/{id}", anyAuth, s.handleGetTemplate)
+	s.handle("GET /api/templates/{id}/analytics", anyAuth, s.handleTemplateAnalytics)
+	s.handle("GET /api/v1/templates/{id}/analytics", anyAuth, s.handleTemplateAnalytics)
 
 	// Documents.
 	s.handle("POST /api/v1/documents/generate", anyAuth, s.handleGenerate)
 	s.handle("GET /api/v1/documents/jobs", anyAuth, s.handleListJobs)
 	s.handle("GET /api/v1/documents/jobs/{jobId}", anyAuth, s.handleGetJob)
 	s.handle("GET /api/v1/documents/jobs/{jobId}/download", public, s.handleDownload)
+	s.handle("POST /api/v1/documents/generate/batch", anyAuth, s.handleGenerateBatch)
+	s.handle("GET /api/v1/documents/batches/{batchId}", anyAuth, s.handleGetBatch)
+	s.handle("GET /api/v1/documents/jobs/export", anyAuth, s.handleExportJobs)
+	s.handle("POST /api/v1/documents/jobs/{jobId}/retry", anyAuth, s.handleRetryJob)
+	s.handle("POST /api/v1/documents/jobs/bulk/retry", anyAuth, s.handleRetryJobs)
+	s.handle("DELETE /api/v1/documents/jobs/{jobId}", anyAuth, s.handleDeleteJob)
+	s.handle("DELETE /api/v1/documents/jobs/bulk", anyAuth, s.handleDeleteJobs)
+	s.handle("GET /api/v1/documents/queue/stats", anyAuth, s.handleQueueStats)
+	s.handle("GET /api/v1/documents/analytics", anyAuth, s.handleDocumentAnalytics)
+	s.handle("GET /api/v1/analytics/usage", anyAuth, s.handleUsage)
 }

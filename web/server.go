@@ -20,6 +20,7 @@ type Server struct {
 	Keys      *app.KeyService
 	Templates *app.TemplateService
 	Documents *app.DocumentService
+	Analytics *app.AnalyticsService
 	Logger    *slog.Logger
 
 	mux     *http.ServeMux

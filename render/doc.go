@@ -1,0 +1,41 @@
+// Package render is Folio's document engine. It checks template definitions
+// (schema v1, variables, constants, calculated variables), evaluates
+// placeholders in a sandbox and writes documents within the generation
+// limits. It is pure: no database, network, clock or mutable global state;
+// everything it needs is passed in.
+//
+// Use: build one Engine per process with NewEngine, Compile each stored
+// definition once, then for every request call Template.Values on the
+// request variables and Template.Render with the result.
+//
+// # Schema v1
+//
+//	{"format": "pdf", "pageSize": "A4"|"Letter", "orientation": "portrait"|"landscape",
+//	 "margins": {"top": mm, "right": mm, "bottom": mm, "left": mm},   // default 20 each
+//	 "sections": [{"id": "...", "name": "...", "role": "body"|"header"|"footer",
+//	   "components": [{"type": "...", "props": {...}, "if": "expr", "each": "expr", "as": "name"}]}]}
+//
+// Components: text {content, style {fontSize, bold, italic, color "#rrggbb",
+// align left|center|right}} and heading {content, level 1-3, style}. Any
+// component may carry "if" (drawn only when the value is truthy: not false,
+// nil, 0, "" or empty) and "each" (drawn once per array element, bound to
+// "as", default "item", with its position from 0 in "index"). Header and
+// footer sections repeat on every PDF page and see "page" and "pages".
+// Unknown fields are ignored; unknown component types are errors.
+//
+// # Expressions
+//
+// Text holds {{ expression }} placeholders in the github.com/expr-lang/expr
+// language: paths (customer.address.city), arithmetic, comparisons,
+// a ? b : c, let, and pipes (total | currency("EUR") calls
+// currency(total, "EUR"); a bare "| upper" means "| upper()"). A missing
+// variable or path yields nothing. Helpers: currency(value, code),
+// formatNumber(value, decimals), formatDate(value, layout) with layouts
+// like "DD.MM.YYYY" or Go layouts, upper, lower, default(value, fallback),
+// join(array, separator), replace(text, old, new), plus expr's pure
+// builtins (len, sum, map, filter, round, …). There is no clock, time-zone
+// database, I/O or reflection on Go values. Each expression may hold at
+// most Limits.Operations AST nodes, and one evaluation may run at most
+// Operations×LoopIterations operations and build text of at most
+// min(Limits.Bytes, 16 MB).
+package render
