@@ -50,7 +50,7 @@ func startProc(t *testing.T, data, addr, logName string, extra ...string) *proc 
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"serve", "--addr", addr, "--data", data, "--default-plan", "scale"}, extra...)
+	args := append([]string{"serve", "--addr", addr, "--data", data, "--default-plan", "scale", "--rate-limits", "off"}, extra...)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "FOLIO_TEST_EXEC="+strings.Join(args, " "))
 	cmd.Stdout, cmd.Stderr = lf, lf
@@ -196,5 +196,50 @@ func TestKill9MidBatch(t *testing.T) {
 	tmp, _ := filepath.Glob(filepath.Join(data, "files", "*", ".tmp-*"))
 	if len(tmp) > 0 {
 		t.Logf("temp files left by the kill (harmless, never served): %v", tmp)
+	}
+}
+
+// TestKill9DuringWebhookRetryWindow kills the server after a delivery's
+// first attempt failed and before its retry is due; after restart the retry
+// happens once, with the same event id.
+func TestKill9DuringWebhookRetryWindow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test starts real processes")
+	}
+	rcv := startReceiver(t, false)
+	rcv.failFirst = 1
+	data, addr := t.TempDir(), freeAddr(t)
+	flags := []string{"--webhook-allow-private", "--webhook-ca", rcv.caFile, "--webhook-retry-schedule", "0s,3s,3s,3s"}
+	p1 := startProc(t, data, addr, "run1.log", flags...)
+	c := procClient(t, data, addr)
+	u := c.signup("Durable")
+	var out, errb strings.Builder
+	if run(context.Background(), []string{"admin", "verify-email", "--data", data, "--email", u.email}, &out, &errb) != 0 {
+		t.Fatal(errb.String())
+	}
+	key := c.createKey(u.token, nil)
+	sub := c.must(200, "POST", "/api/v1/webhook-subscriptions", key, map[string]any{"url": rcv.url, "events": []string{"document.generated"}})
+	tpl := c.createTemplate(u.token, "Invoice", invoiceTemplate)
+	c.must(200, "POST", "/api/v1/documents/generate", key, map[string]any{"templateId": tpl.str("id"), "format": "pdf", "variables": map[string]any{"number": "1", "customer": "c"}})
+	first := rcv.waitFor(1, 10*time.Second)
+	p1.kill9(t)
+	if time.Since(first[0].at) > 2*time.Second {
+		t.Fatal("kill came after the retry was due; the test proves nothing")
+	}
+
+	startProc(t, data, addr, "run2.log", flags...)
+	got := rcv.waitFor(2, 15*time.Second)
+	time.Sleep(3500 * time.Millisecond) // a duplicate would show up by now
+	got = rcv.requests()
+	if len(got) != 2 {
+		t.Fatalf("%d requests, want 2 (one failure, one retry)", len(got))
+	}
+	if got[0].header.Get("X-Service-Event-Id") != got[1].header.Get("X-Service-Event-Id") {
+		t.Fatal("event id changed across the restart")
+	}
+	verify(t, sub.str("secret"), got[1])
+	d := c.must(200, "GET", "/api/v1/webhook-subscriptions/"+sub.str("id")+"/deliveries", key, nil).get("deliveries").([]any)[0].(map[string]any)
+	if d["status"] != "success" || d["attempts"] != 2.0 {
+		t.Fatalf("delivery after restart = %v", d)
 	}
 }

@@ -122,13 +122,13 @@ func TestBatchValidation(t *testing.T) {
 		many[i] = good
 	}
 	r = s.do("POST", batch, key, map[string]any{"templateId": tpl.str("id"), "format": "pdf", "documents": many})
-	s.wantError(r, 400, "ERR_VALID_003")
+	s.wantError(r, 400, "ERR_LIMIT_014")
 	if r.str("relatedInfo.max") != "100" {
 		t.Fatalf("101 documents: %s", r.raw)
 	}
 	big := map[string]any{"variables": map[string]any{"number": "1", "customer": strings.Repeat("x", 101<<10)}}
 	r = s.do("POST", batch, key, map[string]any{"templateId": tpl.str("id"), "format": "pdf", "documents": []any{good, big}})
-	s.wantError(r, 400, "ERR_VALID_003")
+	s.wantError(r, 400, "ERR_LIMIT_015")
 	if r.str("relatedInfo.index") != "1" {
 		t.Fatalf("oversized variables: %s", r.raw)
 	}

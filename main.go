@@ -19,6 +19,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	_ "time/tzdata" // profile time zones are checked against the IANA database, also in a static binary
 
 	"folio/app"
 	"folio/assets"
@@ -115,8 +116,19 @@ func (c *Config) validate() error {
 	if c.Signup != "open" && c.Signup != "closed" {
 		return fmt.Errorf("--signup must be open or closed")
 	}
+	if c.RateLimits != "" && c.RateLimits != "off" {
+		if _, err := app.LoadRateTable(c.RateLimits); err != nil {
+			return err
+		}
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("--log-format must be text or json")
+	}
+	if c.WebhookRetrySchedule == "" {
+		c.WebhookRetrySchedule = "0s,1m,5m,30m"
+	}
+	if _, err := app.ParseRetrySchedule(c.WebhookRetrySchedule); err != nil {
+		return err
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return fmt.Errorf("--tls-cert and --tls-key go together")
@@ -140,10 +152,13 @@ type Main struct {
 	Server *web.Server
 	Certs  *web.Certs
 
-	ln          net.Listener
-	stopWorkers func()
-	stopJanitor func()
-	served      chan error
+	ln            net.Listener
+	stopWorkers   func()
+	stopJanitor   func()
+	stopDeliverer func()
+	stopLimits    func()
+	admin         *web.AdminSocket
+	served        chan error
 }
 
 // Open opens the stores, starts the workers and begins serving HTTPS. It
@@ -198,19 +213,32 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	templates := &app.TemplateService{Templates: m.DB, Teams: m.DB, Engine: engine, Now: m.Now}
+	activity := &app.ActivityLog{Store: m.DB, Logger: m.Logger, Now: m.Now}
+	templates := &app.TemplateService{Templates: m.DB, Teams: m.DB, Engine: engine, Now: m.Now, Activity: activity}
 	docs := &app.DocumentService{
 		Jobs: m.DB, Batches: m.DB, Templates: templates, Teams: m.DB, Queue: m.Bolt, Files: &store.Files{Root: filepath.Join(c.Data, "files")},
 		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now,
 	}
+	auth := &app.AuthService{Users: m.DB, Teams: m.DB, Tokens: m.DB, Keys: m.DB, Accounts: m.DB, TwoFactor: m.DB, Mailer: mailer, Limiter: app.NewMemoryLimiter(),
+		Config: app.AuthConfig{JWTKey: jwtKey, BaseURL: c.BaseURL, SignupOpen: c.Signup == "open", DefaultPlan: c.DefaultPlan}, Now: m.Now}
+	accounts := &app.AccountService{Users: m.DB, Accounts: m.DB, TwoFactor: m.DB, Teams: m.DB, Keys: m.DB, Templates: m.DB, Activity: activity,
+		Auth: auth, Mailer: mailer, Files: &store.Files{Root: filepath.Join(c.Data, "files")}, Limiter: auth.Limiter, BaseURL: c.BaseURL, Logger: m.Logger, Now: m.Now}
 	m.Server = &web.Server{
-		Auth: &app.AuthService{Users: m.DB, Teams: m.DB, Tokens: m.DB, Keys: m.DB, Mailer: mailer, Limiter: app.NewMemoryLimiter(),
-			Config: app.AuthConfig{JWTKey: jwtKey, BaseURL: c.BaseURL, SignupOpen: c.Signup == "open", DefaultPlan: c.DefaultPlan}, Now: m.Now},
+		Auth: auth,
+		Teams: &app.TeamService{Teams: m.DB, Invitations: m.DB, Users: m.DB, Activity: activity, Mailer: mailer,
+			Config: app.TeamConfig{BaseURL: c.BaseURL, DefaultPlan: c.DefaultPlan}, Now: m.Now},
+		Accounts:  accounts,
 		Keys:      &app.KeyService{Keys: m.DB, Teams: m.DB, Now: m.Now},
 		Templates: templates,
 		Documents: docs,
-		Analytics: &app.AnalyticsService{Store: m.DB, Templates: m.DB, Teams: m.DB, Now: m.Now},
+		Analytics: &app.AnalyticsService{Store: m.DB, Counts: m.DB, Dash: m.DB, Jobs: m.DB, Templates: m.DB, Teams: m.DB, Now: m.Now},
 		Logger:    m.Logger,
+	}
+	if err := m.openWebhooks(ctx, docs); err != nil {
+		return err
+	}
+	if err := m.openRateLimits(ctx); err != nil {
+		return err
 	}
 	if m.stopWorkers, err = docs.Start(ctx, c.Workers); err != nil {
 		return err
@@ -220,11 +248,73 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.stopJanitor = func() { cancel(); <-janitorDone }
 	go func() {
 		defer close(janitorDone)
-		app.RunJanitor(jctx, m.Logger, 10*time.Minute, docs.Sweep)
+		app.RunJanitor(jctx, m.Logger, 10*time.Minute, docs.Sweep, accounts.Sweep)
 	}()
+	m.admin = &web.AdminSocket{Path: filepath.Join(c.Data, "admin.sock"), Logger: m.Logger,
+		Backup: func(ctx context.Context, withFiles bool, w io.Writer) error {
+			return store.WriteBackup(ctx, m.DB, m.Bolt, c.Data, withFiles, w)
+		}}
+	if err := m.admin.Start(); err != nil {
+		// Operator commands fall back to the files; only a live backup needs it.
+		m.Logger.Warn("admin socket unavailable; folio admin backup will need the server stopped", "path", m.admin.Path, "err", err)
+		m.admin = nil
+	}
 	m.served = make(chan error, 1)
 	go func() { m.served <- m.Server.Serve(m.ln, m.Certs.Get) }()
 	m.Logger.Info("folio serving", "url", c.BaseURL, "data", c.Data, "workers", c.Workers, "version", version)
+	return nil
+}
+
+// openWebhooks starts the webhook deliverer on its own pool and lets the
+// document workers dispatch to it.
+func (m *Main) openWebhooks(ctx context.Context, docs *app.DocumentService) error {
+	c := &m.Config
+	retries, err := app.ParseRetrySchedule(c.WebhookRetrySchedule)
+	if err != nil {
+		return err
+	}
+	var ca []byte
+	if c.WebhookCA != "" {
+		if ca, err = os.ReadFile(c.WebhookCA); err != nil {
+			return fmt.Errorf("--webhook-ca: %w", err)
+		}
+	}
+	client, err := app.NewWebhookClient(c.WebhookAllowPrivate, ca)
+	if err != nil {
+		return err
+	}
+	d := &app.Deliverer{Store: m.DB, Queue: m.Bolt, Client: client, Limiter: app.NewMemoryLimiter(), Retries: retries,
+		Workers: 4, Logger: m.Logger, Now: m.Now}
+	docs.Webhooks = d
+	m.Server.Webhooks = &app.WebhookService{Store: m.DB, Deliverer: d, AllowPrivate: c.WebhookAllowPrivate, Now: m.Now}
+	m.stopDeliverer, err = d.Start(ctx)
+	return err
+}
+
+// openRateLimits applies --rate-limits (Set 2 by default, a file, or off)
+// with counters persisted in bbolt.
+func (m *Main) openRateLimits(ctx context.Context) error {
+	c := &m.Config
+	if c.RateLimits == "off" {
+		return nil
+	}
+	table := app.DefaultRateTable()
+	if c.RateLimits != "" {
+		var err error
+		if table, err = app.LoadRateTable(c.RateLimits); err != nil {
+			return err
+		}
+	}
+	l := app.NewMemoryLimiter()
+	l.CountRefused = true
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	wait, err := app.PersistLimiter(pctx, l, m.Bolt, 2*time.Second, m.Logger)
+	if err != nil {
+		cancel()
+		return err
+	}
+	m.stopLimits = func() { cancel(); wait() }
+	m.Server.Rates = &web.RateLimits{Table: table, Limiter: l, Now: m.Now}
 	return nil
 }
 
@@ -261,6 +351,9 @@ func newLogger(w io.Writer, format string) *slog.Logger {
 // the workers (running jobs finish; queued ones stay queued) and closes the stores.
 func (m *Main) Close() error {
 	var errs []error
+	if m.admin != nil {
+		m.admin.Close()
+	}
 	if m.Server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		errs = append(errs, m.Server.Shutdown(ctx))
@@ -273,6 +366,12 @@ func (m *Main) Close() error {
 	}
 	if m.stopWorkers != nil {
 		m.stopWorkers()
+	}
+	if m.stopDeliverer != nil {
+		m.stopDeliverer()
+	}
+	if m.stopLimits != nil {
+		m.stopLimits()
 	}
 	if m.Bolt != nil {
 		errs = append(errs, m.Bolt.Close())
@@ -317,7 +416,7 @@ func newFlagSet() *flag.FlagSet { return flag.NewFlagSet("serve", flag.ContinueO
 // bbolt file), so they are safe beside a running server.
 func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: folio admin create-user|verify-email|set-plan|add-credits [flags]")
+		return fmt.Errorf("usage: folio admin create-user|verify-email|set-plan|add-credits|backup [flags]")
 	}
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet("admin "+cmd, flag.ContinueOnError)
@@ -330,9 +429,14 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	team := fs.String("team", "", "team id or slug")
 	plan := fs.String("plan", "", "free, starter, growth or scale")
 	docs := fs.Int64("documents", 0, "number of document credits")
+	out := fs.String("out", "", "backup archive to write (.tar.gz)")
+	withFiles := fs.Bool("with-files", false, "backup: include generated documents")
 	envDefaults(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if cmd == "backup" {
+		return backup(ctx, *data, *out, *withFiles, stdout)
 	}
 	if _, err := os.Stat(filepath.Join(*data, "folio.db")); err != nil && cmd != "create-user" {
 		return fmt.Errorf("no Folio database in %s (--data)", *data)
@@ -373,8 +477,64 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "team %s (%s) now has %d credits\n", t.ID, t.Slug, t.Credits)
 	default:
-		return fmt.Errorf("unknown admin command %q (create-user, verify-email, set-plan, add-credits)", cmd)
+		return fmt.Errorf("unknown admin command %q (create-user, verify-email, set-plan, add-credits, backup)", cmd)
 	}
+	return nil
+}
+
+// backup writes a backup archive, through the running server when there is
+// one (it holds the bbolt file), else from the files directly.
+func backup(ctx context.Context, data, out string, withFiles bool, stdout io.Writer) (err error) {
+	if out == "" {
+		return fmt.Errorf("backup needs --out FILE")
+	}
+	if _, err := os.Stat(filepath.Join(data, "folio.db")); err != nil {
+		return fmt.Errorf("no Folio database in %s (--data)", data)
+	}
+	tmp := out + ".partial"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		f.Close()
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}()
+	via := "running server"
+	res, err := web.AdminClient(filepath.Join(data, "admin.sock")).Post(fmt.Sprintf("http://folio/backup?files=%t", withFiles), "", nil)
+	if err == nil {
+		defer res.Body.Close()
+		if res.StatusCode != 200 {
+			return fmt.Errorf("backup: server answered %s", res.Status)
+		}
+		if _, err = io.Copy(f, res.Body); err != nil {
+			return fmt.Errorf("backup interrupted: %w", err)
+		}
+	} else {
+		via = "data directory (no server running)"
+		db, err := store.Open(ctx, filepath.Join(data, "folio.db"))
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		b, err := store.OpenBolt(filepath.Join(data, "queue.db"))
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		if err := store.WriteBackup(ctx, db, b, data, withFiles, f); err != nil {
+			return err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "backup written to %s (from the %s)\n", out, via)
 	return nil
 }
 

@@ -49,7 +49,9 @@ func startMain(t testing.TB, m *Main, opts ...func(*Config)) *testServer {
 	if data == "" {
 		data = t.TempDir()
 	}
-	m.Config = Config{Addr: "127.0.0.1:0", Data: data, Workers: 2, DefaultPlan: "scale", Signup: "open", LogFormat: "text"}
+	// Rate limits are off by default in tests (polling loops would trip
+	// them); the rate-limit tests turn them on.
+	m.Config = Config{Addr: "127.0.0.1:0", Data: data, Workers: 2, DefaultPlan: "scale", Signup: "open", LogFormat: "text", RateLimits: "off"}
 	for _, o := range opts {
 		o(&m.Config)
 	}

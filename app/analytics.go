@@ -60,6 +60,9 @@ type DocumentAnalytics struct {
 // AnalyticsService reports generation analytics from job records.
 type AnalyticsService struct {
 	Store     AnalyticsStore
+	Counts    UsageStore
+	Dash      DashboardStore
+	Jobs      JobStore
 	Templates TemplateStore
 	Teams     TeamStore
 	Now       func() time.Time
@@ -279,7 +282,8 @@ type Usage struct {
 	Quota              int64  `json:"quota"`
 }
 
-// Usage reports this month's generation against the plan's quota.
+// Usage reports this month's generation against the plan's quota. Failed
+// documents are refunded, so they do not count.
 func (s *AnalyticsService) Usage(ctx context.Context) (*Usage, error) {
 	p, err := s.reader(ctx)
 	if err != nil {
@@ -290,15 +294,11 @@ func (s *AnalyticsService) Usage(ctx context.Context) (*Usage, error) {
 		return nil, err
 	}
 	plan, _ := FindPlan(team.Plan)
-	now := s.Now().UTC()
-	start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
-	n, err := s.Store.CountDocuments(ctx, p.TeamID, start, start.AddDate(0, 1, 0))
+	month := Month(s.Now())
+	u, err := s.Counts.FindUsage(ctx, p.TeamID, month)
 	if err != nil {
 		return nil, err
 	}
-	u := &Usage{Period: start.Format("2006-01"), DocumentsGenerated: n, Quota: plan.DocumentsPerMonth, CreditsRemaining: team.Credits}
-	if plan.DocumentsPerMonth > 0 && n > plan.DocumentsPerMonth {
-		u.CreditsUsed = n - plan.DocumentsPerMonth
-	}
-	return u, nil
+	return &Usage{Period: month, DocumentsGenerated: u.Documents + u.CreditsUsed, CreditsUsed: u.CreditsUsed,
+		CreditsRemaining: team.Credits, Quota: plan.DocumentsPerMonth}, nil
 }

@@ -39,14 +39,16 @@ type AuthConfig struct {
 
 // AuthService signs users up and in, and authenticates requests.
 type AuthService struct {
-	Users   UserStore
-	Teams   TeamStore
-	Tokens  TokenStore
-	Keys    KeyStore
-	Mailer  Mailer
-	Limiter Limiter
-	Config  AuthConfig
-	Now     func() time.Time
+	Users     UserStore
+	Teams     TeamStore
+	Tokens    TokenStore
+	Keys      KeyStore
+	Accounts  AccountStore   // login and restore of accounts pending deletion
+	TwoFactor TwoFactorStore // login with two-factor
+	Mailer    Mailer
+	Limiter   Limiter
+	Config    AuthConfig
+	Now       func() time.Time
 }
 
 // Session is what signup, login and refresh answer.
@@ -121,17 +123,13 @@ func (s *AuthService) CreateUser(ctx context.Context, in CreateUserInput) (*User
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	cost := s.Config.BcryptCost
-	if cost == 0 {
-		cost = bcrypt.DefaultCost
-	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(in.Password), cost)
+	hash, err := s.hashPassword(in.Password)
 	if err != nil {
-		return nil, fmt.Errorf("hash password: %w", err)
+		return nil, err
 	}
 	now := s.Now().UTC()
 	u := &User{
-		ID: NewID("usr"), Email: in.Email, Name: in.Name, PasswordHash: string(hash),
+		ID: NewID("usr"), Email: in.Email, Name: in.Name, PasswordHash: hash,
 		EmailVerified: in.Verified, CreatedAt: now, UpdatedAt: now,
 	}
 	plan := s.Config.DefaultPlan
@@ -154,6 +152,18 @@ func (s *AuthService) CreateUser(ctx context.Context, in CreateUserInput) (*User
 	return u, nil
 }
 
+func (s *AuthService) hashPassword(pw string) (string, error) {
+	cost := s.Config.BcryptCost
+	if cost == 0 {
+		cost = bcrypt.DefaultCost
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(pw), cost)
+	if err != nil {
+		return "", fmt.Errorf("hash password: %w", err)
+	}
+	return string(hash), nil
+}
+
 func (s *AuthService) sendVerification(ctx context.Context, u *User) error {
 	raw := RandomString(40)
 	now := s.Now().UTC()
@@ -173,8 +183,34 @@ type LoginInput struct {
 	Code     string `json:"code"`
 }
 
-// Login checks credentials, throttled per email and per client IP.
+// Login checks credentials, throttled per email and per client IP, then the
+// two-factor code when two-factor is on. An account pending deletion gets
+// ERR_USER_004 (restorable) or, past its grace period, ERR_USER_005.
 func (s *AuthService) Login(ctx context.Context, in LoginInput, clientIP string) (*Session, error) {
+	u, err := s.checkCredentials(ctx, in, clientIP)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now().UTC()
+	if u.DeletedAt != nil {
+		purge := u.DeletedAt.Add(DeletionGrace)
+		if !now.Before(purge) {
+			return nil, &Error{Code: ECodeDeletionRunning, Message: "this account is being deleted; it can no longer be restored"}
+		}
+		return nil, (&Error{Code: ECodePendingDeletion, Message: "this account is pending deletion; restore it with POST /api/auth/restore before " + purge.Format(time.RFC3339)}).
+			WithInfo("deletionRequestedAt", *u.DeletedAt, "purgeAt", purge, "restoreUrl", strings.TrimRight(s.Config.BaseURL, "/")+"/api/auth/restore")
+	}
+	if u.TwoFactorEnabled {
+		if err := checkSecondFactor(ctx, s.TwoFactor, u.ID, in.Code, now); err != nil {
+			return nil, err
+		}
+	}
+	return s.newSession(ctx, u, "")
+}
+
+// checkCredentials finds the account (pending deletion included) and checks
+// its password, throttled per email and per client IP.
+func (s *AuthService) checkCredentials(ctx context.Context, in LoginInput, clientIP string) (*User, error) {
 	if in.Email == "" {
 		return nil, ErrRequired("email")
 	}
@@ -190,7 +226,7 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput, clientIP string)
 		return nil, ErrRateLimited(d)
 	}
 	bad := &Error{Code: ECodeBadCredentials, Message: "invalid email or password"}
-	u, err := s.Users.FindUserByEmail(ctx, email)
+	u, err := s.Accounts.FindAccountByEmail(ctx, email)
 	if ErrorCode(err) == ECodeUserNotFound {
 		// Spend the same time as a real check so timing does not reveal accounts.
 		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(in.Password))
@@ -201,14 +237,33 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput, clientIP string)
 	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(in.Password)) != nil {
 		return nil, bad
 	}
-	if u.TwoFactorEnabled {
-		// Two-factor login arrives with the accounts issue; until then no
-		// account can enable it, so this branch only guards the contract.
-		if in.Code == "" {
-			return nil, &Error{Code: ECodeTwoFactorRequired, Message: "two-factor code required"}
-		}
-		return nil, &Error{Code: ECodeBadTwoFactor, Message: "invalid two-factor code"}
+	return u, nil
+}
+
+// RestoreAccount ends the pending deletion of an account, with the same
+// credentials as login (two-factor code included), and signs it in. API keys
+// deactivated by the deletion stay inactive until an admin reactivates them.
+func (s *AuthService) RestoreAccount(ctx context.Context, in LoginInput, clientIP string) (*Session, error) {
+	u, err := s.checkCredentials(ctx, in, clientIP)
+	if err != nil {
+		return nil, err
 	}
+	if u.DeletedAt == nil {
+		return nil, &Error{Code: ECodeAccountNotDelete, Message: "this account is not deleted; there is nothing to restore"}
+	}
+	now := s.Now().UTC()
+	if !now.Before(u.DeletedAt.Add(DeletionGrace)) {
+		return nil, &Error{Code: ECodeRestoreFailed, Message: "failed to restore the account: its 30-day grace period has ended"}
+	}
+	if u.TwoFactorEnabled {
+		if err := checkSecondFactor(ctx, s.TwoFactor, u.ID, in.Code, now); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.Accounts.RestoreUser(ctx, u.ID, now); err != nil {
+		return nil, err
+	}
+	u.DeletedAt = nil
 	return s.newSession(ctx, u, "")
 }
 
@@ -238,13 +293,18 @@ func (s *AuthService) Logout(ctx context.Context, refreshToken string) error {
 	return s.Tokens.RevokeRefreshToken(ctx, HashToken(refreshToken), s.Now().UTC())
 }
 
-// VerifyEmail consumes a verification token from the mail.
+// VerifyEmail consumes a token from a verification or email-change mail.
 func (s *AuthService) VerifyEmail(ctx context.Context, token string) error {
 	if token == "" {
 		return ErrRequired("token")
 	}
 	now := s.Now().UTC()
 	t, err := s.Tokens.ConsumeEmailToken(ctx, HashToken(token), PurposeVerifyEmail, now)
+	if ErrorCode(err) == ECodeBadEmailToken && s.Accounts != nil {
+		if t, err := s.Tokens.ConsumeEmailToken(ctx, HashToken(token), PurposeChangeEmail, now); err == nil {
+			return s.Accounts.ConfirmEmailChange(ctx, t.UserID, t.Email, now)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -332,6 +392,10 @@ func (s *AuthService) Authenticate(ctx context.Context, bearer, teamID string) (
 		return nil, &Error{Code: ECodeUnauthenticated, Message: "invalid access token"}
 	} else if err != nil {
 		return nil, err
+	}
+	// A password change signs out every session issued before it.
+	if claims.IssuedAt == nil || claims.IssuedAt.Before(u.SessionsValidFrom.Truncate(time.Second)) {
+		return nil, &Error{Code: ECodeUnauthenticated, Message: "session ended by a password change; log in again"}
 	}
 	if teamID == "" {
 		teamID = u.PersonalTeamID

@@ -32,7 +32,7 @@ type Batch struct {
 // BatchStore keeps batches.
 type BatchStore interface {
 	// CreateBatch inserts the batch and its jobs in one transaction.
-	CreateBatch(ctx context.Context, b *Batch, jobs []*Job) error
+	CreateBatch(ctx context.Context, charge *Charge, b *Batch, jobs []*Job) error
 	FindBatchByID(ctx context.Context, teamID, id string) (*Batch, error)
 	// FindBatchJobs returns a batch's jobs in request order.
 	FindBatchJobs(ctx context.Context, batchID string) ([]*Job, error)
@@ -43,6 +43,8 @@ type BatchInput struct {
 	TemplateID string          `json:"templateId"`
 	Format     string          `json:"format"`
 	Documents  []BatchDocument `json:"documents"`
+	// Version picks the template state, as in GenerateInput.
+	Version json.RawMessage `json:"version"`
 }
 
 // BatchDocument is one document of a batch request.
@@ -78,7 +80,7 @@ type BatchEntry struct {
 // whole batch, naming its index), then records the batch and its jobs and
 // queues them. It answers at once with the batch in `processing`.
 func (s *DocumentService) GenerateBatch(ctx context.Context, in BatchInput) (*BatchView, error) {
-	p, t, err := s.generationTarget(ctx, in.TemplateID, in.Format)
+	p, t, err := s.generationTarget(ctx, in.TemplateID, in.Format, in.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -86,9 +88,19 @@ func (s *DocumentService) GenerateBatch(ctx context.Context, in BatchInput) (*Ba
 		return nil, ErrRequired("documents")
 	}
 	n := len(in.Documents)
-	if n == 0 || n > MaxBatchDocuments {
-		return nil, ErrInvalid("documents", "documents must hold 1 to %d documents, got %d", MaxBatchDocuments, n).
-			WithInfo("max", MaxBatchDocuments, "actual", n)
+	if n == 0 {
+		return nil, ErrInvalid("documents", "documents must hold at least one document")
+	}
+	if n > MaxBatchDocuments {
+		return nil, (&Error{Code: ECodeBatchTooLarge, Message: "a batch holds at most 100 documents"}).WithInfo("field", "documents", "max", MaxBatchDocuments, "actual", n)
+	}
+	charge, plan, err := s.charge(ctx, p.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	if plan.BatchSize > 0 && n > plan.BatchSize {
+		return nil, Errorf(ECodePlanLimit, "the %s plan allows %d documents per batch", plan.Name, plan.BatchSize).
+			WithInfo("limit", plan.BatchSize, "current", n, "plan", plan.Name, "resource", "batchSize")
 	}
 	ct, err := s.Templates.Compiled(t)
 	if err != nil {
@@ -112,7 +124,8 @@ func (s *DocumentService) GenerateBatch(ctx context.Context, in BatchInput) (*Ba
 			return nil, at(ErrRequired(fmt.Sprintf("documents[%d].variables", i)))
 		}
 		if len(d.Variables) > MaxBatchDocVarSize {
-			return nil, at(ErrInvalid(fmt.Sprintf("documents[%d].variables", i), "variables of one batch document are limited to 100 KB"))
+			return nil, at((&Error{Code: ECodeBatchDocTooLarge, Message: "variables of one batch document are limited to 100 KB"}).
+				WithInfo("field", fmt.Sprintf("documents[%d].variables", i), "maxBytes", MaxBatchDocVarSize, "actualBytes", len(d.Variables)))
 		}
 		vars, err := decodeObject(fmt.Sprintf("documents[%d].variables", i), d.Variables)
 		if err != nil {
@@ -125,12 +138,12 @@ func (s *DocumentService) GenerateBatch(ctx context.Context, in BatchInput) (*Ba
 			return nil, at(variableError(err))
 		}
 		jobs[i] = &Job{
-			ID: NewID("job"), TeamID: p.TeamID, TemplateID: t.ID, BatchID: b.ID, Status: StatusPending, Format: in.Format,
+			ID: NewID("job"), TeamID: p.TeamID, TemplateID: t.ID, TemplateVersion: t.StateVersion, BatchID: b.ID, Status: StatusPending, Format: in.Format,
 			Filename: cleanFilename(d.Filename), Metadata: d.Metadata, Variables: d.Variables, Priority: priority,
 			APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: now,
 		}
 	}
-	if err := s.Batches.CreateBatch(ctx, b, jobs); err != nil {
+	if err := s.Batches.CreateBatch(ctx, charge, b, jobs); err != nil {
 		return nil, err
 	}
 	if err := s.queue(ctx, jobs); err != nil {

@@ -17,6 +17,9 @@ import (
 // GenerateWait is how long a synchronous generate waits for its job.
 const GenerateWait = 30 * time.Second
 
+// MaxVariablesSize limits the variables of one request (SPEC.md, Payload limits).
+const MaxVariablesSize = 1 << 20
+
 // DocumentService accepts generation requests, runs the workers and answers
 // job queries.
 type DocumentService struct {
@@ -27,8 +30,10 @@ type DocumentService struct {
 	Queue     Queue
 	Files     FileStore
 	Downloads Downloads
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// Webhooks dispatches the events of finished jobs (nil: none).
+	Webhooks *Deliverer
+	Logger   *slog.Logger
+	Now      func() time.Time
 	// Limits overrides render.DefaultLimits when set (tests).
 	Limits *render.Limits
 
@@ -45,6 +50,10 @@ type GenerateInput struct {
 	Variables  json.RawMessage `json:"variables"`
 	Filename   string          `json:"filename"`
 	Metadata   json.RawMessage `json:"metadata"`
+	// Version picks the template state: a published version number, a
+	// version id, "latest" or "draft"; absent: the newest published version,
+	// else the draft (docs/decisions.md, Template versions).
+	Version json.RawMessage `json:"version"`
 }
 
 var badFilename = regexp.MustCompile(`[^\p{L}\p{N} ._()\-]+`)
@@ -53,9 +62,12 @@ var badFilename = regexp.MustCompile(`[^\p{L}\p{N} ._()\-]+`)
 // GenerateWait for it to end. A job that fails while waited for returns its
 // error (with the jobId in relatedInfo); the job stays recorded.
 func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async bool) (*JobView, error) {
-	p, t, err := s.generationTarget(ctx, in.TemplateID, in.Format)
+	p, t, err := s.generationTarget(ctx, in.TemplateID, in.Format, in.Version)
 	if err != nil {
 		return nil, err
+	}
+	if n := len(in.Variables); n > MaxVariablesSize {
+		return nil, (&Error{Code: ECodeVariablesTooLarge, Message: "variables exceed 1 MB"}).WithInfo("field", "variables", "maxBytes", MaxVariablesSize, "actualBytes", n)
 	}
 	vars, err := decodeObject("variables", in.Variables)
 	if err != nil {
@@ -73,7 +85,7 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	}
 	now := s.Now().UTC()
 	j := &Job{
-		ID: NewID("job"), TeamID: p.TeamID, TemplateID: t.ID, Status: StatusPending, Format: in.Format,
+		ID: NewID("job"), TeamID: p.TeamID, TemplateID: t.ID, TemplateVersion: t.StateVersion, Status: StatusPending, Format: in.Format,
 		Filename: cleanFilename(in.Filename), Metadata: in.Metadata, Variables: in.Variables,
 		Priority: PrioritySingle, APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: now,
 	}
@@ -105,9 +117,10 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	return s.View(j), nil
 }
 
-// generationTarget checks the caller may generate and finds the template and
+// generationTarget checks the caller may generate and finds the template
+// (the team's own or one shared with it, in the state version selects) and
 // format of a generate or batch request.
-func (s *DocumentService) generationTarget(ctx context.Context, ref, format string) (*Principal, *Template, error) {
+func (s *DocumentService) generationTarget(ctx context.Context, ref, format string, version json.RawMessage) (*Principal, *Template, error) {
 	p, err := PrincipalFrom(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -124,7 +137,7 @@ func (s *DocumentService) generationTarget(ctx context.Context, ref, format stri
 	if format == "" {
 		return nil, nil, ErrRequired("format")
 	}
-	t, err := s.Templates.Templates.FindTemplate(ctx, p.TeamID, ref)
+	t, err := s.Templates.TemplateForGeneration(ctx, p, ref, version)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -141,7 +154,14 @@ func (s *DocumentService) generationTarget(ctx context.Context, ref, format stri
 // enqueue writes the job rows before their queue entries, so a crash between
 // the two leaves pending rows that start-up re-queues.
 func (s *DocumentService) enqueue(ctx context.Context, jobs ...*Job) error {
-	if err := s.Jobs.CreateJobs(ctx, jobs...); err != nil {
+	if len(jobs) == 0 {
+		return nil
+	}
+	charge, _, err := s.charge(ctx, jobs[0].TeamID)
+	if err != nil {
+		return err
+	}
+	if err := s.Jobs.CreateJobs(ctx, charge, jobs...); err != nil {
 		return err
 	}
 	return s.queue(ctx, jobs)
@@ -206,7 +226,7 @@ func (s *DocumentService) FindJob(ctx context.Context, id string) (*JobView, err
 // View turns a job into its API object, signing the download link.
 func (s *DocumentService) View(j *Job) *JobView {
 	v := &JobView{
-		JobID: j.ID, Status: j.Status, Format: j.Format, TemplateID: j.TemplateID, BatchID: j.BatchID,
+		JobID: j.ID, Status: j.Status, Format: j.Format, TemplateID: j.TemplateID, TemplateVersion: j.TemplateVersion, BatchID: j.BatchID,
 		Filename: j.Filename, Metadata: j.Metadata, Error: j.Error, ErrorCode: j.ErrorCode,
 		CreatedAt: j.CreatedAt, CompletedAt: j.CompletedAt,
 	}

@@ -22,28 +22,30 @@ const (
 
 // Job is one document generation.
 type Job struct {
-	ID          string
-	TeamID      string
-	TemplateID  string
-	BatchID     string
-	Status      string
-	Format      string
-	Filename    string
-	Metadata    json.RawMessage
-	Variables   json.RawMessage
-	Priority    int
-	Error       string
-	ErrorCode   string
-	ErrorInfo   map[string]any
-	FilePath    string
-	FileSize    int64
-	APIKeyID    string
-	CreatedBy   string
-	Attempts    int
-	DurationMS  *int64
-	CreatedAt   time.Time
-	StartedAt   *time.Time
-	CompletedAt *time.Time
+	ID         string
+	TeamID     string
+	TemplateID string
+	// TemplateVersion is the published version rendered; nil: the draft.
+	TemplateVersion *int
+	BatchID         string
+	Status          string
+	Format          string
+	Filename        string
+	Metadata        json.RawMessage
+	Variables       json.RawMessage
+	Priority        int
+	Error           string
+	ErrorCode       string
+	ErrorInfo       map[string]any
+	FilePath        string
+	FileSize        int64
+	APIKeyID        string
+	CreatedBy       string
+	Attempts        int
+	DurationMS      *int64
+	CreatedAt       time.Time
+	StartedAt       *time.Time
+	CompletedAt     *time.Time
 	// ExpiresAt is when the file and its download link expire.
 	ExpiresAt *time.Time
 }
@@ -67,6 +69,8 @@ type FinishOutcome struct {
 	Ended bool
 	// Batch is set when this job was the last of its batch to end.
 	Batch *Batch
+	// Events are the events stored with the end, to dispatch.
+	Events []*Event
 }
 
 // ExportFilter selects a team's jobs for export.
@@ -86,7 +90,8 @@ type JobFilter struct {
 
 // JobStore keeps job records.
 type JobStore interface {
-	CreateJobs(ctx context.Context, jobs ...*Job) error
+	// CreateJobs records jobs and pays for them with charge (nil: free).
+	CreateJobs(ctx context.Context, charge *Charge, jobs ...*Job) error
 	// FindJobByID is team-scoped: another team's job is not found.
 	FindJobByID(ctx context.Context, teamID, id string) (*Job, error)
 	// FindJobForWorker loads a job by id only, for workers and downloads.
@@ -97,7 +102,8 @@ type JobStore interface {
 	StartJob(ctx context.Context, id string, now time.Time) (job *Job, ok bool, err error)
 	// FinishJob records the end of a processing job exactly once, and in the
 	// same transaction counts it in its batch, ending the batch with its last job.
-	FinishJob(ctx context.Context, id string, r JobResult) (FinishOutcome, error)
+	// events (may be nil) builds the events stored in that transaction.
+	FinishJob(ctx context.Context, id string, r JobResult, events EventBuilder) (FinishOutcome, error)
 	// DeleteJobs removes a team's jobs and returns the removed ones.
 	DeleteJobs(ctx context.Context, teamID string, ids []string) ([]*Job, error)
 	// ExportJobs streams a team's jobs matching f, oldest first.
@@ -117,19 +123,22 @@ type JobStore interface {
 
 // JobView is the job object of the API.
 type JobView struct {
-	JobID       string          `json:"jobId"`
-	Status      string          `json:"status"`
-	Format      string          `json:"format"`
-	TemplateID  string          `json:"templateId"`
-	BatchID     string          `json:"batchId,omitempty"`
-	Filename    string          `json:"filename,omitempty"`
-	Metadata    json.RawMessage `json:"metadata,omitempty"`
-	DownloadURL string          `json:"downloadUrl,omitempty"`
-	ExpiresAt   *time.Time      `json:"expiresAt,omitempty"`
-	Error       string          `json:"error,omitempty"`
-	ErrorCode   string          `json:"errorCode,omitempty"`
-	CreatedAt   time.Time       `json:"createdAt"`
-	CompletedAt *time.Time      `json:"completedAt,omitempty"`
+	JobID      string `json:"jobId"`
+	Status     string `json:"status"`
+	Format     string `json:"format"`
+	TemplateID string `json:"templateId"`
+	// TemplateVersion is the published template version the job renders;
+	// null when it renders the unpublished draft.
+	TemplateVersion *int            `json:"templateVersion"`
+	BatchID         string          `json:"batchId,omitempty"`
+	Filename        string          `json:"filename,omitempty"`
+	Metadata        json.RawMessage `json:"metadata,omitempty"`
+	DownloadURL     string          `json:"downloadUrl,omitempty"`
+	ExpiresAt       *time.Time      `json:"expiresAt,omitempty"`
+	Error           string          `json:"error,omitempty"`
+	ErrorCode       string          `json:"errorCode,omitempty"`
+	CreatedAt       time.Time       `json:"createdAt"`
+	CompletedAt     *time.Time      `json:"completedAt,omitempty"`
 }
 
 // Downloads signs and checks download links: HMAC-SHA256 over job id and

@@ -78,7 +78,7 @@ func (s *DocumentService) RetryJobs(ctx context.Context, ids []string) (int, err
 // not join the old batch, whose counts are final.
 func (s *DocumentService) retryOf(j *Job, p *Principal) *Job {
 	return &Job{
-		ID: NewID("job"), TeamID: j.TeamID, TemplateID: j.TemplateID, Status: StatusPending, Format: j.Format,
+		ID: NewID("job"), TeamID: j.TeamID, TemplateID: j.TemplateID, TemplateVersion: j.TemplateVersion, Status: StatusPending, Format: j.Format,
 		Filename: j.Filename, Metadata: j.Metadata, Variables: j.Variables, Priority: PrioritySingle,
 		APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: s.Now().UTC(),
 	}

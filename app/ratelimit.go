@@ -37,6 +37,10 @@ func ErrRateLimited(d Decision) *Error {
 // is the current fixed window plus the previous one weighted by how much of
 // it still overlaps the sliding window.
 type MemoryLimiter struct {
+	// CountRefused counts refused calls too (the API's rule: all requests
+	// count); otherwise only admitted calls use up the limit.
+	CountRefused bool
+
 	mu      sync.Mutex
 	windows map[string]*window
 	sweep   time.Time
@@ -45,6 +49,33 @@ type MemoryLimiter struct {
 type window struct {
 	start      time.Time
 	prev, curr int
+}
+
+// WindowState is one key's counters, for persisting the limiter.
+type WindowState struct {
+	Start time.Time `json:"s"`
+	Prev  int       `json:"p"`
+	Curr  int       `json:"c"`
+}
+
+// Snapshot copies every key's counters.
+func (l *MemoryLimiter) Snapshot() map[string]WindowState {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]WindowState, len(l.windows))
+	for k, w := range l.windows {
+		out[k] = WindowState{Start: w.start, Prev: w.prev, Curr: w.curr}
+	}
+	return out
+}
+
+// Restore loads counters saved by Snapshot (at start-up).
+func (l *MemoryLimiter) Restore(m map[string]WindowState) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, s := range m {
+		l.windows[k] = &window{start: s.Start, prev: s.Prev, curr: s.Curr}
+	}
 }
 
 // NewMemoryLimiter returns an empty limiter.
@@ -78,6 +109,9 @@ func (l *MemoryLimiter) Allow(key string, limit int, win time.Duration, now time
 	used := float64(w.prev)*overlap + float64(w.curr)
 	dec := Decision{Limit: limit, Window: win, ResetAt: start.Add(win)}
 	if used+1 > float64(limit) {
+		if l.CountRefused {
+			w.curr++
+		}
 		// Wait until enough of the previous window has slid out, or the
 		// next window starts.
 		dec.RetryAfter = start.Add(win).Sub(now)

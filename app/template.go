@@ -2,10 +2,13 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,7 +23,38 @@ const (
 	TypeEmail      = "email"
 )
 
-// Template is a stored document definition owned by a team.
+// Template limits (SPEC.md, Generation limits).
+const (
+	MaxTemplateName = 255
+	MaxTemplateSlug = 100
+)
+
+// Template error codes (SPEC.md, Errors). ERR_FOLDER_001 and ERR_CATEGORY_001 are Folio's.
+const (
+	ECodeTemplateNoAccess   = "ERR_TMPL_004"
+	ECodeTemplateNoDelete   = "ERR_TMPL_006"
+	ECodeTemplateNoView     = "ERR_TMPL_007"
+	ECodeImportInvalid      = "ERR_TMPL_010"
+	ECodeVersionNotFound    = "ERR_TMPL_013"
+	ECodeVersionMismatch    = "ERR_TMPL_014"
+	ECodeImportNoFile       = "ERR_TMPL_015"
+	ECodeImportNotJSON      = "ERR_TMPL_016"
+	ECodeNothingToPublish   = "ERR_TMPL_020"
+	ECodeNoPublishedVersion = "ERR_TMPL_021"
+	ECodeNoDraft            = "ERR_TMPL_022"
+	ECodeBadVersion         = "ERR_TMPL_023"
+	ECodeShareNotFound      = "ERR_SHARE_001"
+	ECodeAlreadyShared      = "ERR_SHARE_002"
+	ECodeShareOwnTeam       = "ERR_SHARE_003"
+	ECodeShareTeamNotFound  = "ERR_SHARE_004"
+	ECodeShareForbidden     = "ERR_SHARE_005"
+	ECodeFolderNotFound     = "ERR_FOLDER_001"
+	ECodeCategoryNotFound   = "ERR_CATEGORY_001"
+)
+
+// Template is a stored document definition owned by a team. Its content
+// fields hold the working copy (the draft); published versions are copies
+// kept as TemplateVersion.
 type Template struct {
 	ID                  string                      `json:"id"`
 	TeamID              string                      `json:"teamId"`
@@ -35,11 +69,24 @@ type Template struct {
 	Constants           map[string]any              `json:"constants"`
 	CalculatedVariables []render.CalculatedVariable `json:"calculatedVariables"`
 	FolderID            *string                     `json:"folderId"`
+	CategoryIDs         []string                    `json:"categoryIds"`
 	IsPublished         bool                        `json:"isPublished"`
 	PublishedAt         *time.Time                  `json:"publishedAt"`
-	CreatedAt           time.Time                   `json:"createdAt"`
-	UpdatedAt           time.Time                   `json:"updatedAt"`
-	CreatedBy           string                      `json:"-"`
+	// PublishedVersion is the newest published version number (0: never published).
+	PublishedVersion int `json:"publishedVersion"`
+	// HasDraft reports changes not yet published (always true before the first publish).
+	HasDraft bool `json:"hasDraft"`
+	// Permission is "view" or "edit" when the template belongs to another
+	// team that shares it with the caller's team; empty for the team's own.
+	Permission string    `json:"permission,omitempty"`
+	CreatedAt  time.Time `json:"createdAt"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+	CreatedBy  string    `json:"-"`
+	// PublishedHash is the content hash of the newest published version.
+	PublishedHash string `json:"-"`
+	// StateVersion is the published version whose content this value holds;
+	// nil for the working draft.
+	StateVersion *int `json:"-"`
 }
 
 // Definition returns what the render engine needs from the template.
@@ -47,20 +94,58 @@ func (t *Template) Definition() render.Definition {
 	return render.Definition{Schema: t.Schema, Variables: t.Variables, Constants: t.Constants, CalculatedVariables: t.CalculatedVariables}
 }
 
-// TemplateFilter selects a team's templates for listing.
-type TemplateFilter struct {
-	TeamID string
-	Search string
-	Page   Page
+// ContentHash digests the versioned content: everything but the name,
+// slug, type and organisation (folder, categories). Publishing compares it
+// with the newest version's to find unpublished changes.
+func (t *Template) ContentHash() string {
+	b, err := json.Marshal([]any{t.Description, t.OutputFormats, t.Schema, t.Variables, t.Constants, t.CalculatedVariables})
+	if err != nil {
+		b = append([]byte(t.Description), t.Schema...) // a stored schema is valid JSON; never reached
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
-// TemplateStore keeps templates. Every method is scoped by team.
+// TemplateRef names a template in a request: id, shortId or slug, and the
+// template type of a typed path (/api/templates/attachment/...), "" when none.
+type TemplateRef struct {
+	ID   string
+	Type string
+}
+
+// TemplateFilter selects a team's templates for listing.
+type TemplateFilter struct {
+	TeamID       string
+	Search       string // part of the name, case-insensitive
+	FolderID     string
+	CategoryID   string
+	TemplateType string
+	Page         Page
+}
+
+// TemplateStore keeps templates with their versions, shares, folders and
+// categories. Every method is scoped by team or by a template the app
+// already scoped.
 type TemplateStore interface {
+	// CreateTemplate inserts a template; a taken slug gets a numeric suffix, a taken name is ERR_TMPL_011.
 	CreateTemplate(ctx context.Context, t *Template) error
-	// FindTemplate finds a live template by id, shortId or slug.
+	// FindTemplate finds a live template of the team by id, shortId or slug.
 	FindTemplate(ctx context.Context, teamID, ref string) (*Template, error)
+	// FindVisibleTemplate finds a live template the team owns (id, shortId or
+	// slug) or that is shared with it (id or shortId), setting Permission on a shared one.
+	FindVisibleTemplate(ctx context.Context, teamID, ref string) (*Template, error)
+	// FindTemplateByName finds a live template of the team by its exact name.
+	FindTemplateByName(ctx context.Context, teamID, name string) (*Template, error)
 	FindTemplates(ctx context.Context, f TemplateFilter) ([]*Template, int, error)
 	CountTemplates(ctx context.Context, teamID string) (int, error)
+	// UpdateTemplate writes the editable fields of a live template (ERR_TMPL_011 on a taken name).
+	UpdateTemplate(ctx context.Context, t *Template) error
+	// DeleteTemplates soft-deletes the team's live templates among ids, ends
+	// their shares, and returns the ids deleted.
+	DeleteTemplates(ctx context.Context, teamID string, ids []string, by string, now time.Time) ([]string, error)
+	TemplateVersionStore
+	TemplateShareStore
+	TemplateGroupStore
 }
 
 // TemplateService applies the template rules.
@@ -69,6 +154,8 @@ type TemplateService struct {
 	Teams     TeamStore
 	Engine    *render.Engine
 	Now       func() time.Time
+	// Activity, when set, records template events in the team's feed.
+	Activity *ActivityLog
 
 	mu    sync.Mutex
 	cache map[string]compiled
@@ -81,9 +168,10 @@ type compiled struct {
 
 const maxCompiledCache = 1024
 
-// TemplateInput is the body of POST /api/templates.
+// TemplateInput is the body of POST /api/templates and POST /api/v1/templates.
 type TemplateInput struct {
 	Name                *string                     `json:"name"`
+	Slug                *string                     `json:"slug"`
 	Description         *string                     `json:"description"`
 	TemplateType        *string                     `json:"templateType"`
 	OutputFormats       []string                    `json:"outputFormats"`
@@ -92,10 +180,78 @@ type TemplateInput struct {
 	Constants           map[string]any              `json:"constants"`
 	CalculatedVariables []render.CalculatedVariable `json:"calculatedVariables"`
 	FolderID            *string                     `json:"folderId"`
+	// PathType is the type of a typed path (/api/templates/attachment), "" when none.
+	PathType string `json:"-"`
 }
 
 // CreateTemplate validates and stores a new template in the caller's team.
 func (s *TemplateService) CreateTemplate(ctx context.Context, in TemplateInput) (*Template, error) {
+	p, err := s.creator(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
+		return nil, ErrRequired("name")
+	}
+	if in.OutputFormats == nil {
+		return nil, ErrRequired("outputFormats")
+	}
+	if len(in.Schema) == 0 || string(in.Schema) == "null" {
+		return nil, ErrRequired("schema")
+	}
+	typ, err := templateType(in.TemplateType, in.PathType)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now().UTC()
+	t := &Template{
+		ID: NewID("tpl"), TeamID: p.TeamID, ShortID: "etpl_" + RandomString(12), TemplateType: typ,
+		Schema: in.Schema, Variables: in.Variables, Constants: in.Constants, CalculatedVariables: in.CalculatedVariables,
+		CreatedAt: now, UpdatedAt: now, CreatedBy: p.UserID,
+	}
+	if in.Description != nil {
+		t.Description = *in.Description
+	}
+	if t.Name, err = checkTemplateName(*in.Name); err != nil {
+		return nil, err
+	}
+	if t.Slug, err = templateSlug(in.Slug, t.Name); err != nil {
+		return nil, err
+	}
+	if t.OutputFormats, err = checkFormats(in.OutputFormats); err != nil {
+		return nil, err
+	}
+	if in.FolderID != nil && *in.FolderID != "" {
+		if err := s.checkFolder(ctx, p.TeamID, *in.FolderID); err != nil {
+			return nil, err
+		}
+		t.FolderID = in.FolderID
+	}
+	if err := s.create(ctx, p, t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// create checks and stores a new template (create, duplicate, import).
+func (s *TemplateService) create(ctx context.Context, p *Principal, t *Template) error {
+	t.normalize()
+	if _, err := s.Engine.Compile(t.Definition()); err != nil {
+		return schemaError(err)
+	}
+	if err := s.checkTemplateQuota(ctx, p.TeamID); err != nil {
+		return err
+	}
+	if err := s.Templates.CreateTemplate(ctx, t); err != nil {
+		return err
+	}
+	t.HasDraft = true
+	s.record(ctx, p, t, ActivityTemplateCreated, nil)
+	return nil
+}
+
+// creator checks that the caller may create templates in its team.
+func (s *TemplateService) creator(ctx context.Context) (*Principal, error) {
 	p, err := PrincipalFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -108,51 +264,66 @@ func (s *TemplateService) CreateTemplate(ctx context.Context, in TemplateInput) 
 	if !CanWrite(p.Role) {
 		return nil, &Error{Code: ECodeTemplateNoEdit, Message: "viewers cannot create templates"}
 	}
-	if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
-		return nil, ErrRequired("name")
+	return p, nil
+}
+
+func (s *TemplateService) record(ctx context.Context, p *Principal, t *Template, typ string, details map[string]any) {
+	s.Activity.RecordActivity(ctx, Activity{TeamID: t.TeamID, Type: typ, User: ActivityUser{ID: p.UserID},
+		Template: &ActivityTemplate{ID: t.ID, Name: t.Name}, Details: details})
+}
+
+func templateType(body *string, path string) (string, error) {
+	typ := path
+	if body != nil && *body != "" {
+		if path != "" && *body != path {
+			return "", Errorf(ECodeTemplateType, "templateType %q does not match the %s path", *body, path).WithInfo("field", "templateType")
+		}
+		typ = *body
 	}
-	if in.OutputFormats == nil {
-		return nil, ErrRequired("outputFormats")
-	}
-	if len(in.Schema) == 0 || string(in.Schema) == "null" {
-		return nil, ErrRequired("schema")
-	}
-	name := strings.TrimSpace(*in.Name)
-	if utf8.RuneCountInString(name) > 255 {
-		return nil, ErrInvalid("name", "name must be at most 255 characters")
-	}
-	formats, err := checkFormats(in.OutputFormats)
-	if err != nil {
-		return nil, err
-	}
-	typ := TypeAttachment
-	if in.TemplateType != nil {
-		typ = *in.TemplateType
+	if typ == "" {
+		typ = TypeAttachment
 	}
 	if typ != TypeAttachment && typ != TypeEmail {
-		return nil, Errorf(ECodeTemplateType, "templateType must be attachment or email")
+		return "", Errorf(ECodeTemplateType, "templateType must be attachment or email").WithInfo("field", "templateType")
 	}
-	now := s.Now().UTC()
-	t := &Template{
-		ID: NewID("tpl"), TeamID: p.TeamID, ShortID: "etpl_" + RandomString(12), Slug: Slugify(name),
-		Name: name, TemplateType: typ, OutputFormats: formats, Schema: in.Schema,
-		Variables: in.Variables, Constants: in.Constants, CalculatedVariables: in.CalculatedVariables,
-		FolderID: in.FolderID, CreatedAt: now, UpdatedAt: now, CreatedBy: p.UserID,
+	return typ, nil
+}
+
+func checkTemplateName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return "", ErrRequired("name")
 	}
-	if in.Description != nil {
-		t.Description = *in.Description
+	if utf8.RuneCountInString(name) > MaxTemplateName {
+		return "", ErrInvalid("name", "name must be at most %d characters", MaxTemplateName)
 	}
-	t.normalize()
-	if _, err := s.Engine.Compile(t.Definition()); err != nil {
-		return nil, schemaError(err)
+	return name, nil
+}
+
+var slugRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// reservedSlugs are static path segments under /api/templates/; a template
+// with such a slug could not be addressed by it.
+var reservedSlugs = []string{"attachment", "email", "shared", "shares", "import", "bulk-delete", "bulk-categories",
+	"validate-schema", "validate-variables"}
+
+// templateSlug checks a requested slug, or makes one from the name.
+func templateSlug(want *string, name string) (string, error) {
+	if want == nil || strings.TrimSpace(*want) == "" {
+		slug := Slugify(name)
+		if slices.Contains(reservedSlugs, slug) {
+			slug += "-template"
+		}
+		return slug, nil
 	}
-	if err := s.checkTemplateQuota(ctx, p.TeamID); err != nil {
-		return nil, err
+	slug := strings.TrimSpace(*want)
+	if len(slug) > MaxTemplateSlug || !slugRE.MatchString(slug) {
+		return "", ErrInvalid("slug", "slug must be 1 to %d lower-case letters, digits and single hyphens", MaxTemplateSlug)
 	}
-	if err := s.Templates.CreateTemplate(ctx, t); err != nil {
-		return nil, err
+	if slices.Contains(reservedSlugs, slug) || strings.HasPrefix(slug, "tpl_") || strings.HasPrefix(slug, "etpl_") {
+		return "", ErrInvalid("slug", "slug %q is reserved", slug)
 	}
-	return t, nil
+	return slug, nil
 }
 
 func (s *TemplateService) checkTemplateQuota(ctx context.Context, teamID string) error {
@@ -189,6 +360,9 @@ func (t *Template) normalize() {
 	if t.OutputFormats == nil {
 		t.OutputFormats = []string{}
 	}
+	if t.CategoryIDs == nil {
+		t.CategoryIDs = []string{}
+	}
 }
 
 func checkFormats(in []string) ([]string, error) {
@@ -216,16 +390,10 @@ func schemaError(err error) error {
 	return err
 }
 
-// FindTemplate returns a template of the caller's team by id, shortId or slug.
-func (s *TemplateService) FindTemplate(ctx context.Context, ref string) (*Template, error) {
-	p, err := PrincipalFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(PermTemplatesRead); err != nil {
-		return nil, err
-	}
-	return s.Templates.FindTemplate(ctx, p.TeamID, ref)
+// FindTemplate returns a template the caller's team owns or has shared with it.
+func (s *TemplateService) FindTemplate(ctx context.Context, ref TemplateRef) (*Template, error) {
+	_, t, err := s.access(ctx, ref, actRead)
+	return t, err
 }
 
 // FindTemplates lists the caller's team's templates.
@@ -237,15 +405,247 @@ func (s *TemplateService) FindTemplates(ctx context.Context, f TemplateFilter) (
 	if err := p.Require(PermTemplatesRead); err != nil {
 		return nil, 0, err
 	}
+	if f.TemplateType != "" && f.TemplateType != TypeAttachment && f.TemplateType != TypeEmail {
+		return nil, 0, Errorf(ECodeTemplateType, "templateType must be attachment or email").WithInfo("field", "templateType")
+	}
 	f.TeamID = p.TeamID
 	return s.Templates.FindTemplates(ctx, f)
 }
 
-// Compiled returns the compiled form of a template, compiling each stored
-// state once per process.
+// TemplateUpdate is the body of PUT /api/templates/:id and PATCH
+// /api/v1/templates/:id; absent fields keep their value, folderId null
+// takes the template out of its folder.
+type TemplateUpdate struct {
+	Name                *string                      `json:"name"`
+	Slug                *string                      `json:"slug"`
+	Description         *string                      `json:"description"`
+	TemplateType        *string                      `json:"templateType"`
+	OutputFormats       []string                     `json:"outputFormats"`
+	Schema              json.RawMessage              `json:"schema"`
+	Variables           *[]render.Variable           `json:"variables"`
+	Constants           *map[string]any              `json:"constants"`
+	CalculatedVariables *[]render.CalculatedVariable `json:"calculatedVariables"`
+	FolderID            json.RawMessage              `json:"folderId"`
+}
+
+// UpdateTemplate changes a template's working copy (the draft). Published
+// versions stay as they were until the next publish.
+func (s *TemplateService) UpdateTemplate(ctx context.Context, ref TemplateRef, in TemplateUpdate) (*Template, error) {
+	p, t, err := s.access(ctx, ref, actEdit)
+	if err != nil {
+		return nil, err
+	}
+	if in.TemplateType != nil && *in.TemplateType != t.TemplateType {
+		return nil, Errorf(ECodeTemplateType, "the template type cannot change (it is %s)", t.TemplateType).WithInfo("field", "templateType")
+	}
+	if in.Name != nil {
+		if t.Name, err = checkTemplateName(*in.Name); err != nil {
+			return nil, err
+		}
+	}
+	if in.Slug != nil {
+		if t.Slug, err = templateSlug(in.Slug, t.Name); err != nil {
+			return nil, err
+		}
+	}
+	if in.Description != nil {
+		t.Description = *in.Description
+	}
+	if in.OutputFormats != nil {
+		if t.OutputFormats, err = checkFormats(in.OutputFormats); err != nil {
+			return nil, err
+		}
+	}
+	if len(in.Schema) > 0 && string(in.Schema) != "null" {
+		t.Schema = in.Schema
+	}
+	if in.Variables != nil {
+		t.Variables = *in.Variables
+	}
+	if in.Constants != nil {
+		t.Constants = *in.Constants
+	}
+	if in.CalculatedVariables != nil {
+		t.CalculatedVariables = *in.CalculatedVariables
+	}
+	if len(in.FolderID) > 0 {
+		var folder *string
+		if err := json.Unmarshal(in.FolderID, &folder); err != nil {
+			return nil, ErrInvalid("folderId", "folderId must be a string or null")
+		}
+		if folder != nil && *folder != "" {
+			if err := s.checkFolder(ctx, t.TeamID, *folder); err != nil {
+				return nil, err
+			}
+		} else {
+			folder = nil
+		}
+		t.FolderID = folder
+	}
+	t.normalize()
+	if _, err := s.Engine.Compile(t.Definition()); err != nil {
+		return nil, schemaError(err)
+	}
+	t.UpdatedAt = s.Now().UTC()
+	if err := s.Templates.UpdateTemplate(ctx, t); err != nil {
+		return nil, err
+	}
+	t.HasDraft = t.PublishedVersion == 0 || t.ContentHash() != t.PublishedHash
+	s.record(ctx, p, t, ActivityTemplateUpdated, nil)
+	return t, nil
+}
+
+// DeleteTemplate soft-deletes one of the team's templates: it leaves every
+// read and list, its shares end, and its jobs stay readable.
+func (s *TemplateService) DeleteTemplate(ctx context.Context, ref TemplateRef) error {
+	p, t, err := s.access(ctx, ref, actDelete)
+	if err != nil {
+		return err
+	}
+	gone, err := s.Templates.DeleteTemplates(ctx, t.TeamID, []string{t.ID}, p.UserID, s.Now().UTC())
+	if err != nil {
+		return err
+	}
+	if len(gone) == 0 {
+		return ErrNotFound(ECodeTemplateNotFound, "template")
+	}
+	s.record(ctx, p, t, ActivityTemplateDeleted, nil)
+	return nil
+}
+
+// DuplicateTemplate copies one of the team's templates (its working copy,
+// folder and categories; not its versions or shares) under the name with
+// " (Copy)" appended, with a new slug and shortId.
+func (s *TemplateService) DuplicateTemplate(ctx context.Context, ref TemplateRef) (*Template, error) {
+	p, t, err := s.access(ctx, ref, actCopy)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.creator(ctx); err != nil {
+		return nil, err
+	}
+	now := s.Now().UTC()
+	c := *t
+	c.ID, c.ShortID, c.CreatedBy, c.CreatedAt, c.UpdatedAt = NewID("tpl"), "etpl_"+RandomString(12), p.UserID, now, now
+	c.IsPublished, c.PublishedAt, c.PublishedVersion, c.PublishedHash, c.Permission = false, nil, 0, "", ""
+	err = s.createNamed(ctx, p, &c, t.Name, " (Copy)")
+	return &c, err
+}
+
+// createNamed creates t named base+suffix, then base+suffix+" 2", " 3"...
+// while the name is taken. The slug follows the name.
+func (s *TemplateService) createNamed(ctx context.Context, p *Principal, t *Template, base, suffix string) error {
+	for i := 1; ; i++ {
+		tail := suffix
+		if i > 1 {
+			tail = strings.TrimSuffix(suffix, ")") + " " + strconv.Itoa(i) + ")"
+		}
+		t.Name = truncateRunes(base, MaxTemplateName-utf8.RuneCountInString(tail)) + tail
+		t.Slug, _ = templateSlug(nil, t.Name)
+		err := s.create(ctx, p, t)
+		if ErrorCode(err) != ECodeTemplateExists || i == 50 {
+			return err
+		}
+	}
+}
+
+func truncateRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
+}
+
+// Template actions, for access checks.
+type templateAction int
+
+const (
+	actRead       templateAction = iota // read, list versions, generate
+	actEdit                             // change, publish, restore
+	actDelete                           // delete
+	actCopy                             // export, duplicate: the owning team only
+	actShare                            // share, change or revoke shares
+	actViewShares                       // list a template's shares
+)
+
+// access finds a template the caller's team can see and checks that the
+// caller may act on it. Another team's template that is not shared with the
+// caller's team is not found; a shared one answers 403 for what the share
+// does not allow.
+func (s *TemplateService) access(ctx context.Context, ref TemplateRef, act templateAction) (*Principal, *Template, error) {
+	p, err := PrincipalFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.Require(PermTemplatesRead); err != nil {
+		return nil, nil, err
+	}
+	if act == actEdit || act == actDelete {
+		if err := p.Require(PermTemplatesWrite); err != nil {
+			return nil, nil, err
+		}
+	}
+	if ref.Type != "" && ref.Type != TypeAttachment && ref.Type != TypeEmail {
+		return nil, nil, Errorf(ECodeTemplateType, "invalid template type %q in the path (attachment or email)", ref.Type).WithInfo("type", ref.Type)
+	}
+	t, err := s.Templates.FindVisibleTemplate(ctx, p.TeamID, ref.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ref.Type != "" && t.TemplateType != ref.Type {
+		return nil, nil, Errorf(ECodeTemplateType, "template %s is an %s template, not %s", t.ID, t.TemplateType, ref.Type).
+			WithInfo("type", ref.Type, "templateType", t.TemplateType)
+	}
+	own := t.TeamID == p.TeamID
+	deny := func(code, msg string) (*Principal, *Template, error) {
+		return nil, nil, &Error{Code: code, Message: msg}
+	}
+	switch act {
+	case actEdit:
+		if p.Kind == AuthJWT && !CanWrite(p.Role) {
+			return deny(ECodeTemplateNoEdit, "viewers cannot change templates")
+		}
+		if !own && t.Permission != ShareEdit {
+			return deny(ECodeTemplateNoEdit, "this template is shared with your team for viewing only")
+		}
+	case actDelete:
+		if !own {
+			return deny(ECodeTemplateNoDelete, "only the team that owns a template can delete it")
+		}
+		if p.Kind == AuthJWT && !CanAdmin(p.Role) {
+			return deny(ECodeTemplateNoDelete, "only team owners and admins can delete templates")
+		}
+	case actCopy:
+		if !own {
+			return deny(ECodeTemplateNoAccess, "a shared template can be used but not copied or exported; ask its owner")
+		}
+	case actShare:
+		if !own {
+			return deny(ECodeShareForbidden, "only the team that owns a template can share it")
+		}
+		if !CanAdmin(p.Role) {
+			return deny(ECodeShareForbidden, "only team owners and admins can share templates")
+		}
+		if !p.Verified {
+			return deny(ECodeEmailNotVerified, "verify your email address before sharing templates")
+		}
+	case actViewShares:
+		if !own {
+			return deny(ECodeTemplateNoView, "only the team that owns a template can see whom it is shared with")
+		}
+	}
+	return p, t, nil
+}
+
+// Compiled returns the compiled form of a template state, compiling each
+// stored state once per process.
 func (s *TemplateService) Compiled(t *Template) (*render.Template, error) {
+	key := t.ID + "@draft"
+	if t.StateVersion != nil {
+		key = t.ID + "@" + strconv.Itoa(*t.StateVersion)
+	}
 	s.mu.Lock()
-	c, ok := s.cache[t.ID]
+	c, ok := s.cache[key]
 	s.mu.Unlock()
 	if ok && c.updatedAt.Equal(t.UpdatedAt) {
 		return c.tpl, nil
@@ -258,7 +658,7 @@ func (s *TemplateService) Compiled(t *Template) (*render.Template, error) {
 	if s.cache == nil || len(s.cache) >= maxCompiledCache {
 		s.cache = make(map[string]compiled)
 	}
-	s.cache[t.ID] = compiled{updatedAt: t.UpdatedAt, tpl: rt}
+	s.cache[key] = compiled{updatedAt: t.UpdatedAt, tpl: rt}
 	s.mu.Unlock()
 	return rt, nil
 }

@@ -9,18 +9,25 @@ import (
 
 // User is an account that logs in to the dashboard and the JWT API.
 type User struct {
-	ID                string    `json:"id"`
-	Email             string    `json:"email"`
-	Name              string    `json:"name"`
-	ProfilePictureURL string    `json:"profilePictureUrl"`
-	EmailVerified     bool      `json:"emailVerified"`
-	TwoFactorEnabled  bool      `json:"twoFactorEnabled"`
-	Timezone          string    `json:"timezone,omitempty"`
-	CreatedAt         time.Time `json:"createdAt"`
-	UpdatedAt         time.Time `json:"updatedAt"`
+	ID                string `json:"id"`
+	Email             string `json:"email"`
+	Name              string `json:"name"`
+	ProfilePictureURL string `json:"profilePictureUrl"`
+	EmailVerified     bool   `json:"emailVerified"`
+	TwoFactorEnabled  bool   `json:"twoFactorEnabled"`
+	Timezone          string `json:"timezone,omitempty"`
+	// PendingEmail is an address the user asked to change to; it replaces
+	// Email once verified by mail.
+	PendingEmail string    `json:"pendingEmail,omitempty"`
+	CreatedAt    time.Time `json:"createdAt"`
+	UpdatedAt    time.Time `json:"updatedAt"`
 
 	PasswordHash   string `json:"-"`
 	PersonalTeamID string `json:"-"`
+	// DeletedAt is when the user asked to delete the account (pending deletion).
+	DeletedAt *time.Time `json:"-"`
+	// SessionsValidFrom: access tokens issued before it are refused.
+	SessionsValidFrom time.Time `json:"-"`
 }
 
 // UserStore keeps users. CreateUser also creates the personal team and the

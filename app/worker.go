@@ -129,7 +129,7 @@ func (s *DocumentService) process(ctx context.Context, e *QueueEntry) error {
 	start := time.Now()
 	res := s.run(ctx, j)
 	res.DurationMS = time.Since(start).Milliseconds()
-	out, err := s.Jobs.FinishJob(ctx, j.ID, res)
+	out, err := s.Jobs.FinishJob(ctx, j.ID, res, s.jobEvents)
 	if err != nil {
 		return err
 	}
@@ -140,6 +140,9 @@ func (s *DocumentService) process(ctx context.Context, e *QueueEntry) error {
 		if _, err := s.Jobs.FindJobForWorker(ctx, j.ID); ErrorCode(err) == ECodeJobNotFound {
 			_ = s.Files.RemoveFile(res.FilePath)
 		}
+	}
+	if out.Ended && s.Webhooks != nil && len(out.Events) > 0 {
+		s.Webhooks.Dispatch(ctx, out.Events)
 	}
 	if out.Ended {
 		s.notify(j.ID)
@@ -160,7 +163,7 @@ func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
 			res = fail(ECodeRenderFailed, "internal error while rendering the document", nil)
 		}
 	}()
-	t, err := s.Templates.Templates.FindTemplate(ctx, j.TeamID, j.TemplateID)
+	t, err := s.Templates.TemplateForJob(ctx, j)
 	if err != nil {
 		if ErrorCode(err) != "" {
 			return fail(ErrorCode(err), err.(*Error).Message, nil)
@@ -180,30 +183,13 @@ func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
 		e := variableError(err).(*Error)
 		return fail(e.Code, e.Message, e.Info)
 	}
-	timeout := PDFTimeout
-	if j.Format == string(render.XLSX) {
-		timeout = XLSXTimeout
-	}
+	timeout := renderTimeout(j.Format)
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	opts := render.Options{}
-	if s.Limits != nil {
-		opts.Limits = *s.Limits
-	}
 	var buf bytes.Buffer
-	if _, err := ct.Render(rctx, &buf, render.Format(j.Format), values, opts); err != nil {
-		var le *render.LimitError
-		var ee *render.ExpressionError
-		switch {
-		case errors.As(err, &le):
-			return fail(le.Code, le.Error(), map[string]any{"limit": le.Limit, "actual": le.Actual, "max": le.Max})
-		case errors.As(err, &ee):
-			return fail(ECodeExpression, ee.Error(), map[string]any{"path": ee.Path, "expression": ee.Expression})
-		case errors.Is(err, context.DeadlineExceeded):
-			return fail(ECodeRenderTimeout, fmt.Sprintf("rendering took longer than %s", timeout), map[string]any{"timeoutSeconds": int(timeout.Seconds())})
-		default:
-			return fail(ECodeRenderFailed, "rendering failed: "+err.Error(), nil)
-		}
+	if _, err := ct.Render(rctx, &buf, render.Format(j.Format), values, s.renderOptions()); err != nil {
+		e := renderError(err, timeout)
+		return fail(e.Code, e.Message, e.Info)
 	}
 	name := path.Join(j.TeamID, j.ID+"."+j.Format)
 	size, err := s.Files.WriteFile(name, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
@@ -214,6 +200,36 @@ func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
 	now := s.Now().UTC()
 	exp := now.Add(s.retention(ctx, j.TeamID))
 	return JobResult{Status: StatusCompleted, FilePath: name, FileSize: size, CompletedAt: now, ExpiresAt: &exp}
+}
+
+func renderTimeout(format string) time.Duration {
+	if format == string(render.XLSX) {
+		return XLSXTimeout
+	}
+	return PDFTimeout
+}
+
+func (s *DocumentService) renderOptions() render.Options {
+	if s.Limits != nil {
+		return render.Options{Limits: *s.Limits}
+	}
+	return render.Options{}
+}
+
+// renderError maps an engine failure to the error a client sees.
+func renderError(err error, timeout time.Duration) *Error {
+	var le *render.LimitError
+	var ee *render.ExpressionError
+	switch {
+	case errors.As(err, &le):
+		return (&Error{Code: le.Code, Message: le.Error()}).WithInfo("limit", le.Limit, "actual", le.Actual, "max", le.Max)
+	case errors.As(err, &ee):
+		return (&Error{Code: ECodeExpression, Message: ee.Error()}).WithInfo("path", ee.Path, "expression", ee.Expression)
+	case errors.Is(err, context.DeadlineExceeded):
+		return (&Error{Code: ECodeRenderTimeout, Message: fmt.Sprintf("rendering took longer than %s", timeout)}).WithInfo("timeoutSeconds", int(timeout.Seconds()))
+	default:
+		return &Error{Code: ECodeRenderFailed, Message: "rendering failed: " + err.Error()}
+	}
 }
 
 func (s *DocumentService) retention(ctx context.Context, teamID string) time.Duration {

@@ -22,7 +22,12 @@ func invoiceDefinition() Definition {
 				{"type":"heading","props":{"content":"Bill to","level":3}},
 				{"type":"text","props":{"content":"{{ customer.name }}\n{{ customer.address.street }}\n{{ customer.address.zip }} {{ customer.address.city }}"}},
 				{"type":"heading","props":{"content":"Items","level":2}},
-				{"type":"text","each":"items","as":"line","props":{"content":"{{ index + 1 }}. {{ line.description }}: {{ line.qty }} × {{ line.price | currency(\"EUR\") }} = {{ line.qty * line.price | currency(\"EUR\") }}"}},
+				{"type":"table","props":{"rows":"items","as":"line","columns":[
+					{"header":"#","value":"{{ rowIndex + 1 }}","width":10},
+					{"header":"Description","value":"{{ line.description }}"},
+					{"header":"Qty","value":"{{ line.qty }}","format":"number","width":15},
+					{"header":"Price","value":"{{ line.price }}","format":"currency:EUR","width":25},
+					{"header":"Amount","value":"{{ line.qty * line.price }}","format":"currency:EUR","width":28}]}},
 				{"type":"text","props":{"content":"Subtotal: {{ subtotal | currency(\"EUR\") }}","style":{"align":"right"}}},
 				{"type":"text","props":{"content":"VAT {{ vatRate * 100 }}%: {{ vat | currency(\"EUR\") }}","style":{"align":"right"}}},
 				{"type":"text","props":{"content":"Total: {{ total | currency(\"EUR\") }}","style":{"align":"right","bold":true}}},
@@ -59,13 +64,18 @@ func invoiceInput(lines int) map[string]any {
 
 func TestInvoiceRenders(t *testing.T) {
 	pdf := MustRender(t, MustCompile(t, invoiceDefinition()), invoiceInput(20), Options{})
-	assertLinesInOrder(t, ExtractText(t, pdf), []string{
+	if n := PageCount(t, pdf); n != 1 {
+		t.Errorf("pages = %d, want a one-page invoice", n)
+	}
+	assertLinesInOrder(t, PDFPages(t, pdf), []string{
 		"Folio GmbH · Hauptstraße 1, 50667 Köln", "Invoice 2024-0042", "Date: 01.03.2024", "Ωμέγα Trading", "Тверская 1", "125009 Москва",
-		"20. Consulting, work package 20 — Grüße: 5 × €95.50 = €477.50", "Subtotal: €5,730.00", "VAT 19%: €1,088.70", "Total: €6,818.70",
+		"# Description Qty Price Amount", "20 Consulting, work package 20 — Grüße 5 €95.50 €477.50", "Subtotal: €5,730.00", "VAT 19%: €1,088.70", "Total: €6,818.70",
 		"Thank you for your business.", "Page 1 of 1",
 	})
 }
 
+// BenchmarkRenderInvoicePDF renders the one-page Unicode invoice with a
+// 20-row table, Values included.
 func BenchmarkRenderInvoicePDF(b *testing.B) {
 	tpl := MustCompile(b, invoiceDefinition())
 	input := invoiceInput(20)
@@ -93,4 +103,113 @@ func BenchmarkCompileInvoice(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkRenderExampleInvoicePDF renders testdata/templates/invoice.json
+// (logo, QR code, barcode, columns) with 20 line items.
+func BenchmarkRenderExampleInvoicePDF(b *testing.B) {
+	ex, input := LoadExample(b, "invoice")
+	items := input["items"].([]any)
+	for len(items) < 20 {
+		items = append(items, items[len(items)%5])
+	}
+	input["items"] = items
+	benchmarkRender(b, MustCompile(b, ex.Definition), input, PDF)
+}
+
+// reportDefinition is a report that fills 30 pages: a heading, text and a
+// long table under a header and a footer with page numbers.
+func reportDefinition() Definition {
+	return Definition{Schema: json.RawMessage(`{"sections":[
+		{"id":"h","role":"header","components":[{"type":"text","props":{"content":"Folio · Quarterly report","style":{"align":"right","fontSize":8}}}]},
+		{"id":"f","role":"footer","components":[{"type":"text","props":{"content":"Page {{page}} of {{pages}}","style":{"align":"center","fontSize":8}}}]},
+		{"id":"b","components":[
+			{"type":"heading","props":{"content":"Quarterly report — Übersicht, Ωμέγα, Отчёт"}},
+			{"type":"keyValue","props":{"items":[{"label":"Rows","value":"{{ len(rows) }}"},{"label":"Total","value":"{{ sum(map(rows, #.amount)) }}","format":"currency:EUR"}]}},
+			{"type":"table","props":{"rows":"rows","columns":[
+				{"header":"No.","value":"{{ row.n }}","width":14},
+				{"header":"Date","value":"{{ row.date }}","format":"date:DD.MM.YYYY","width":24},
+				{"header":"Customer","value":"{{ row.customer }}"},
+				{"header":"Status","value":"{{ row.paid ? \"paid\" : \"open\" }}","width":16},
+				{"header":"Amount","value":"{{ row.amount }}","format":"currency:EUR","width":28}]}}]}]}`)}
+}
+
+func reportInput(rows int) map[string]any {
+	list := make([]any, rows)
+	names := []string{"Müller & Söhne", "Ωμέγα Trading", "Иванов и партнёры", "ACME Ltd"}
+	for i := range list {
+		list[i] = map[string]any{"n": i + 1, "date": fmt.Sprintf("2026-%02d-%02d", i%12+1, i%28+1),
+			"customer": names[i%len(names)], "paid": i%3 == 0, "amount": float64(i%97) * 13.7}
+	}
+	return map[string]any{"rows": list}
+}
+
+// reportRows fills exactly 30 pages.
+const reportRows = 1130
+
+func TestReportFillsThirtyPages(t *testing.T) {
+	pdf := MustRender(t, MustCompile(t, reportDefinition()), reportInput(reportRows), Options{})
+	if n := PageCount(t, pdf); n != 30 {
+		t.Errorf("pages = %d, want 30", n)
+	}
+}
+
+// BenchmarkRenderReport30Pages renders a 30-page report (the page limit).
+func BenchmarkRenderReport30Pages(b *testing.B) {
+	benchmarkRender(b, MustCompile(b, reportDefinition()), reportInput(reportRows), PDF)
+}
+
+// exportDefinition is a one-table workbook: a header row and ten typed columns.
+func exportDefinition() Definition {
+	return Definition{Schema: json.RawMessage(`{"format":"xlsx","sections":[{"id":"export","name":"Orders","components":[
+		{"type":"table","props":{"rows":"rows","columns":[
+			{"header":"Id","value":"{{ row.id }}"},
+			{"header":"Date","value":"{{ row.date }}"},
+			{"header":"Customer","value":"{{ row.customer }}"},
+			{"header":"Country","value":"{{ row.country }}"},
+			{"header":"Items","value":"{{ row.items }}"},
+			{"header":"Net","value":"{{ row.net }}","format":"currency:EUR"},
+			{"header":"VAT","value":"{{ row.vat }}","format":"percent"},
+			{"header":"Gross","value":"{{ row.net * (1 + row.vat) }}","format":"number:2"},
+			{"header":"Paid","value":"{{ row.paid }}"},
+			{"header":"Note","value":"{{ row.note }}"}]}}]}]}`)}
+}
+
+func exportInput(rows int) map[string]any {
+	list := make([]any, rows)
+	for i := range list {
+		list[i] = map[string]any{"id": fmt.Sprintf("ORD-%06d", i+1), "date": fmt.Sprintf("2026-%02d-%02d", i%12+1, i%28+1),
+			"customer": fmt.Sprintf("Customer %d — Grüße", i%500), "country": []string{"DE", "GR", "RU", "FR"}[i%4],
+			"items": i%9 + 1, "net": float64(i%1000) * 1.25, "vat": 0.19, "paid": i%2 == 0, "note": "ok"}
+	}
+	return map[string]any{"rows": list}
+}
+
+// BenchmarkRenderXLSX10000Rows renders the largest workbook allowed:
+// 10,000 rows (a header and 9,999 rows) of 10 columns.
+func BenchmarkRenderXLSX10000Rows(b *testing.B) {
+	benchmarkRender(b, MustCompile(b, exportDefinition()), exportInput(9999), XLSX)
+}
+
+func TestExportFillsTheRowLimit(t *testing.T) {
+	_, stats := MustRenderFormat(t, MustCompile(t, exportDefinition()), exportInput(9999), XLSX, Options{})
+	if stats.Rows != 10000 {
+		t.Errorf("rows = %d, want 10000", stats.Rows)
+	}
+}
+
+func benchmarkRender(b *testing.B, tpl *Template, input map[string]any, format Format) {
+	b.ReportAllocs()
+	var buf bytes.Buffer
+	for b.Loop() {
+		values, err := tpl.Values(input)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf.Reset()
+		if _, err := tpl.Render(context.Background(), &buf, format, values, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(buf.Len()), "bytes/doc")
 }

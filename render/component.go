@@ -21,18 +21,42 @@ type component struct {
 // element is what a component draws; the output formats switch on its
 // concrete type.
 type element interface {
+	// fontStyles are the font styles the element can draw with.
 	fontStyles() fontStyle
+	// refs lists the text templates, expressions and child components the
+	// element holds, so checks can look inside every element alike.
+	refs() elementRefs
+}
+
+// elementRefs is what an element refers to.
+type elementRefs struct {
+	texts    []*textTemplate
+	exprs    []*expression
+	children [][]*component
 }
 
 // elementParser reads a component's props. Components with children call
 // c.parseComponent for them with d one level deeper.
 type elementParser func(c *compiler, path string, props object, d depth) element
 
-// elementParsers is the component catalogue. Still to come: table, image,
-// qrcode, barcode, keyValue, divider, spacer, pageBreak, columns.
-var elementParsers = map[string]elementParser{
-	"text":    parseText,
-	"heading": parseHeading,
+// elementParsers is the component catalogue.
+var elementParsers map[string]elementParser
+
+func init() {
+	// Assigned in init because parseColumns parses components recursively.
+	elementParsers = map[string]elementParser{
+		"text":      parseText,
+		"heading":   parseHeading,
+		"table":     parseTable,
+		"image":     parseImage,
+		"qrcode":    parseQRCode,
+		"barcode":   parseBarcode,
+		"keyValue":  parseKeyValue,
+		"divider":   parseDivider,
+		"spacer":    parseSpacer,
+		"pageBreak": parsePageBreak,
+		"columns":   parseColumns,
+	}
 }
 
 // depth is how deeply a component sits: container levels, enclosing loops
@@ -231,6 +255,7 @@ type textElement struct {
 }
 
 func (e *textElement) fontStyles() fontStyle { return e.style.fontStyles() }
+func (e *textElement) refs() elementRefs     { return elementRefs{texts: []*textTemplate{e.content}} }
 
 func parseText(c *compiler, path string, props object, _ depth) element {
 	return &textElement{
@@ -247,6 +272,7 @@ type headingElement struct {
 }
 
 func (e *headingElement) fontStyles() fontStyle { return e.style.fontStyles() }
+func (e *headingElement) refs() elementRefs     { return elementRefs{texts: []*textTemplate{e.content}} }
 
 func parseHeading(c *compiler, path string, props object, _ depth) element {
 	level := 1

@@ -145,7 +145,7 @@ func groupDigits(f float64, decimals int) string {
 }
 
 // formatDate formats a date with a layout written either with tokens
-// (YYYY, YY, MMMM, MMM, MM, M, DD, D, HH, hh, mm, ss, A) or as a Go layout;
+// (YYYY, YY, MMMM, MMM, MM, M, dddd, ddd, DD, D, HH, hh, mm, ss, A) or as a Go layout;
 // the default is "YYYY-MM-DD". Dates may be time values or RFC 3339 /
 // YYYY-MM-DD text. A missing date formats as "".
 func formatDate(p ...any) (any, error) {
@@ -173,6 +173,7 @@ func formatDate(p ...any) (any, error) {
 // dateTokens translate token layouts to Go layouts, longest first.
 var dateTokens = []struct{ token, layout string }{
 	{"YYYY", "2006"}, {"YY", "06"}, {"MMMM", "January"}, {"MMM", "Jan"}, {"MM", "01"},
+	{"dddd", "Monday"}, {"ddd", "Mon"},
 	{"M", "1"}, {"DD", "02"}, {"D", "2"}, {"HH", "15"}, {"hh", "03"}, {"mm", "04"},
 	{"ss", "05"}, {"A", "PM"},
 }

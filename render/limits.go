@@ -22,6 +22,10 @@ type Limits struct {
 	ConditionalDepth int   // nested "if" levels
 	Operations       int   // AST nodes per expression ("formula complexity")
 	Bytes            int64 // output file size
+	// PDFTimeout and XLSXTimeout bound one render; Render returns
+	// context.DeadlineExceeded when they pass.
+	PDFTimeout  time.Duration
+	XLSXTimeout time.Duration
 }
 
 // DefaultLimits returns the generation limits of the specification.
@@ -41,6 +45,8 @@ func DefaultLimits() Limits {
 		ConditionalDepth: 5,
 		Operations:       1000,
 		Bytes:            10 << 20,
+		PDFTimeout:       60 * time.Second,
+		XLSXTimeout:      120 * time.Second,
 	}
 }
 
@@ -68,6 +74,12 @@ func (l Limits) withDefaults() Limits {
 	if l.Bytes <= 0 {
 		l.Bytes = d.Bytes
 	}
+	if l.PDFTimeout <= 0 {
+		l.PDFTimeout = d.PDFTimeout
+	}
+	if l.XLSXTimeout <= 0 {
+		l.XLSXTimeout = d.XLSXTimeout
+	}
 	return l
 }
 
@@ -89,11 +101,11 @@ type Options struct {
 
 // Stats describes a finished document.
 type Stats struct {
-	Pages  int
-	Images int
-	Rows   int
-	Sheets int
-	Bytes  int64
+	Pages  int   // PDF pages
+	Images int   // distinct images, QR codes and barcodes embedded in a PDF
+	Rows   int   // spreadsheet rows over all sheets
+	Sheets int   // spreadsheet sheets
+	Bytes  int64 // size of the output
 }
 
 // Limit names used in LimitError.Limit.
@@ -103,6 +115,7 @@ const (
 	LimitRows             = "rows"
 	LimitSheets           = "sheets"
 	LimitColumns          = "columns"
+	LimitCellChars        = "cellChars"
 	LimitBytes            = "bytes"
 	LimitLoopIterations   = "loopIterations"
 	LimitNestingDepth     = "nestingDepth"
@@ -118,6 +131,7 @@ var limitInfo = map[string]struct{ code, format string }{
 	LimitRows:             {"ERR_LIMIT_003", "spreadsheet row limit exceeded: %d rows, maximum %d"},
 	LimitSheets:           {"ERR_LIMIT_004", "spreadsheet sheet limit exceeded: %d sheets, maximum %d"},
 	LimitColumns:          {"ERR_LIMIT_005", "spreadsheet column limit exceeded: %d columns, maximum %d"},
+	LimitCellChars:        {"ERR_LIMIT_011", "spreadsheet cell content exceeded: %d characters, maximum %d"},
 	LimitBytes:            {"ERR_LIMIT_006", "generated file size exceeded: %d bytes, maximum %d"},
 	LimitLoopIterations:   {"ERR_LIMIT_007", "loop iteration limit exceeded: %d iterations, maximum %d"},
 	LimitNestingDepth:     {"ERR_LIMIT_008", "nesting depth exceeded: %d levels, maximum %d"},
@@ -128,7 +142,7 @@ var limitInfo = map[string]struct{ code, format string }{
 
 // LimitError is returned when a generation limit is exceeded; work stops at once.
 type LimitError struct {
-	Code   string // ERR_LIMIT_001 … ERR_LIMIT_009
+	Code   string // ERR_LIMIT_001 … ERR_LIMIT_009, or ERR_LIMIT_011 for cell content
 	Limit  string // one of the Limit… names, e.g. LimitPages
 	Actual int64  // the value reached when work stopped (at least Max+1)
 	Max    int64

@@ -19,9 +19,11 @@ const (
 	textAfter      = 1.5
 	headingBefore  = 3
 	headingAfter   = 2
+	blockAfter     = 3 // below tables, images, codes, key/value blocks and columns
 	headerGap      = 4 // between the header and the body
 	footerGap      = 4 // between the body and the footer
 	pageCountAlias = "{nb}"
+	epsilon        = 0.01
 )
 
 // fixedDate is written as the PDF's creation date when Options.Created is
@@ -40,26 +42,27 @@ type pdfWriter struct {
 	pageH    float64
 	m        margins
 	contentW float64
-	bottom   float64 // lowest y body lines may reach
+	bottom   float64 // lowest y body boxes may reach
 	bodyTop  float64 // y where the body starts on the current page
+	y        float64 // where the next body box goes
 	pages    any     // the value of "pages" in headers and footers
 	err      error   // first error raised inside an fpdf callback
+	images   map[string]string
+	imgBytes int64
 }
 
-// textBlock is laid-out text: its lines already fit the content width.
-type textBlock struct {
-	lines         []string
-	style         textStyle
-	lineH         float64
-	before, after float64
-}
-
-func (b *textBlock) height(first bool) float64 {
-	h := float64(len(b.lines))*b.lineH + b.after
-	if !first {
-		h += b.before
-	}
-	return h
+// box is laid-out content of a known height and width that is drawn in one
+// piece: a line of text, a table row, an image. The body flows boxes onto
+// pages; a box never straddles a page break.
+type box struct {
+	w, h          float64
+	before, after float64 // space above (dropped at the top of a page) and below
+	draw          func(x, y float64)
+	// header is a table's header row: it is drawn before this box when the
+	// box is the table's first row or starts a page.
+	header    *box
+	first     bool
+	breakPage bool // a pageBreak: the next box starts a new page
 }
 
 func (t *Template) renderPDF(ctx context.Context, w io.Writer, values map[string]any, limits Limits, created time.Time) (Stats, error) {
@@ -76,21 +79,43 @@ func (t *Template) renderPDF(ctx context.Context, w io.Writer, values map[string
 	if err != nil {
 		return Stats{}, err
 	}
-	var buf bytes.Buffer
-	if err := p.f.Output(&buf); err != nil {
+	buf := &limitedBuffer{max: limits.Bytes}
+	if err := p.f.Output(buf); err != nil {
+		if buf.over {
+			return Stats{}, newLimitError(LimitBytes, buf.n, limits.Bytes)
+		}
 		return Stats{}, fmt.Errorf("render: writing PDF: %w", err)
 	}
 	if p.err != nil { // raised by the last footer, drawn on Output
 		return Stats{}, p.err
 	}
-	if int64(buf.Len()) > limits.Bytes {
-		return Stats{}, newLimitError(LimitBytes, int64(buf.Len()), limits.Bytes)
+	if buf.over {
+		return Stats{}, newLimitError(LimitBytes, buf.n, limits.Bytes)
 	}
 	if _, err := w.Write(buf.Bytes()); err != nil {
 		return Stats{}, err
 	}
-	return Stats{Pages: p.f.PageNo(), Bytes: int64(buf.Len())}, nil
+	return Stats{Pages: p.f.PageNo(), Images: len(p.images), Bytes: int64(buf.Len())}, nil
 }
+
+// limitedBuffer collects output and fails once it grows past max bytes.
+type limitedBuffer struct {
+	bytes.Buffer
+	max  int64
+	n    int64 // bytes offered, including refused ones
+	over bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	b.n += int64(len(p))
+	if b.over || int64(b.Len()+len(p)) > b.max {
+		b.over = true
+		return 0, errOutputTooLarge
+	}
+	return b.Buffer.Write(p)
+}
+
+var errOutputTooLarge = fmt.Errorf("output too large")
 
 // layoutPDF draws every page; pages is the "pages" value for headers and
 // footers, or nil to use fpdf's page-count alias.
@@ -105,10 +130,11 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 		run:     newRun(ctx, limits),
 		t:       t,
 		f:       f,
-		headers: componentsOf(doc.sectionsWithRole(roleHeader)),
-		footers: componentsOf(doc.sectionsWithRole(roleFooter)),
+		headers: t.headers,
+		footers: t.footers,
 		m:       doc.margins,
 		pages:   pages,
+		images:  map[string]string{},
 	}
 	p.values = p.ev.env(values, 0)
 	p.pageW, p.pageH = f.GetPageSize()
@@ -138,13 +164,15 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 		return nil, fmt.Errorf("render: preparing PDF: %w", f.Error())
 	}
 
-	footerH, err := p.blocksHeight(p.footers, p.pageEnv(1))
-	if err != nil {
-		return nil, err
-	}
 	p.bottom = p.pageH - p.m.bottom
-	if footerH > 0 {
-		p.bottom -= footerH + footerGap
+	if len(p.footers) > 0 {
+		boxes, err := p.collect(p.footers, p.pageEnv(1), p.contentW)
+		if err != nil {
+			return nil, err
+		}
+		if h := min(seqHeight(boxes), p.maxMarginalHeight()); h > 0 {
+			p.bottom -= h + footerGap
+		}
 	}
 	f.SetHeaderFuncMode(p.header, false)
 	f.SetFooterFunc(p.footer)
@@ -152,8 +180,12 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 	if err := p.newPage(); err != nil {
 		return nil, err
 	}
-	for _, s := range doc.sectionsWithRole(roleBody) {
-		if err := p.walk(s.components, p.values, p.flowComponent); err != nil {
+	body := &bodySink{p: p}
+	for _, s := range t.body {
+		err := p.walk(s.components, p.values, func(c *component, env map[string]any) error {
+			return p.layout(c, env, p.contentW, body)
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -161,14 +193,6 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 		return nil, fmt.Errorf("render: drawing PDF: %w", f.Error())
 	}
 	return p, nil
-}
-
-func componentsOf(sections []*section) []*component {
-	var out []*component
-	for _, s := range sections {
-		out = append(out, s.components...)
-	}
-	return out
 }
 
 // pageEnv is the environment of headers and footers: the values plus
@@ -181,6 +205,12 @@ func (p *pdfWriter) pageEnv(page int) map[string]any {
 	env["page"] = page
 	env["pages"] = p.pages
 	return env
+}
+
+// maxMarginalHeight is the most a header or a footer may take: a third of
+// the space between the margins. Anything taller is cut off.
+func (p *pdfWriter) maxMarginalHeight() float64 {
+	return (p.pageH - p.m.top - p.m.bottom) / 3
 }
 
 // newPage starts a page, refusing to go past the page limit.
@@ -196,21 +226,28 @@ func (p *pdfWriter) newPage() error {
 		return p.err
 	}
 	p.bodyTop = p.f.GetY()
+	p.y = p.bodyTop
 	return nil
 }
 
 // header draws the header sections at the top margin (fpdf callback).
 func (p *pdfWriter) header() {
+	p.f.SetY(p.m.top)
 	if p.err != nil || len(p.headers) == 0 {
 		return
 	}
-	blocks, err := p.layoutBlocks(p.headers, p.pageEnv(p.f.PageNo()))
+	boxes, err := p.collect(p.headers, p.pageEnv(p.f.PageNo()), p.contentW)
 	if err != nil {
 		p.err = err
 		return
 	}
-	y := p.drawBlocks(blocks, p.m.top)
-	p.f.SetY(y + headerGap)
+	h := min(seqHeight(boxes), p.maxMarginalHeight())
+	p.clipped(p.m.left, p.m.top, p.contentW, h, seqHeight(boxes) > h+epsilon, func() {
+		p.drawSeq(boxes, p.m.left, p.m.top)
+	})
+	if h > 0 {
+		p.f.SetY(p.m.top + h + headerGap)
+	}
 }
 
 // footer draws the footer sections so they end at the bottom margin (fpdf callback).
@@ -218,140 +255,232 @@ func (p *pdfWriter) footer() {
 	if p.err != nil || len(p.footers) == 0 {
 		return
 	}
-	blocks, err := p.layoutBlocks(p.footers, p.pageEnv(p.f.PageNo()))
+	boxes, err := p.collect(p.footers, p.pageEnv(p.f.PageNo()), p.contentW)
 	if err != nil {
 		p.err = err
 		return
 	}
-	h := 0.0
-	for i, b := range blocks {
-		h += b.height(i == 0)
-	}
-	p.drawBlocks(blocks, p.pageH-p.m.bottom-h)
-}
-
-// blocksHeight measures components drawn as a header or footer.
-func (p *pdfWriter) blocksHeight(list []*component, env map[string]any) (float64, error) {
-	blocks, err := p.layoutBlocks(list, env)
-	if err != nil {
-		return 0, err
-	}
-	h := 0.0
-	for i, b := range blocks {
-		h += b.height(i == 0)
-	}
-	return h, nil
-}
-
-func (p *pdfWriter) layoutBlocks(list []*component, env map[string]any) ([]*textBlock, error) {
-	var blocks []*textBlock
-	err := p.walk(list, env, func(c *component, env map[string]any) error {
-		b, err := p.layout(c, env)
-		if b != nil {
-			blocks = append(blocks, b)
-		}
-		return err
+	full := seqHeight(boxes)
+	h := min(full, p.maxMarginalHeight())
+	top := p.pageH - p.m.bottom - h
+	p.clipped(p.m.left, top, p.contentW, h, full > h+epsilon, func() {
+		p.drawSeq(boxes, p.m.left, top)
 	})
-	return blocks, err
 }
 
-// drawBlocks draws blocks from y down without page breaks; it returns the
-// y below the last one.
-func (p *pdfWriter) drawBlocks(blocks []*textBlock, y float64) float64 {
-	for i, b := range blocks {
+// clipped runs draw inside a clipping rectangle when clip is set.
+func (p *pdfWriter) clipped(x, y, w, h float64, clip bool, draw func()) {
+	if clip {
+		p.f.ClipRect(x, y, w, max(h, 0), false)
+		defer p.f.ClipEnd()
+	}
+	draw()
+}
+
+// collect lays components out into boxes without placing them.
+func (p *pdfWriter) collect(list []*component, env map[string]any, w float64) ([]*box, error) {
+	s := &collectSink{p: p, maxH: float64(p.limits.Pages+1) * p.pageH}
+	err := p.walk(list, env, func(c *component, env map[string]any) error {
+		return p.layout(c, env, w, s)
+	})
+	return s.boxes, err
+}
+
+// seqHeight is the height of boxes drawn one below the other.
+func seqHeight(boxes []*box) float64 {
+	h := 0.0
+	for i, b := range boxes {
+		if i > 0 {
+			h += b.before
+		}
+		if b.header != nil && b.first {
+			h += b.header.h
+		}
+		h += b.h
+		if i < len(boxes)-1 {
+			h += b.after
+		}
+	}
+	return h
+}
+
+// drawSeq draws boxes one below the other without page breaks.
+func (p *pdfWriter) drawSeq(boxes []*box, x, y float64) {
+	for i, b := range boxes {
 		if i > 0 {
 			y += b.before
 		}
-		for _, line := range b.lines {
-			p.drawLine(b, line, y)
-			y += b.lineH
+		if b.header != nil && b.first {
+			b.header.draw(x, y)
+			y += b.header.h
 		}
-		y += b.after
+		if b.draw != nil {
+			b.draw(x, y)
+		}
+		y += b.h + b.after
 	}
-	return y
 }
 
-// flowComponent draws a body component, breaking pages as it goes.
-func (p *pdfWriter) flowComponent(c *component, env map[string]any) error {
-	b, err := p.layout(c, env)
-	if err != nil || b == nil {
+// sink receives laid-out boxes: the body places them on pages, columns and
+// headers collect them.
+type sink interface {
+	add(b *box) error
+	// columns places column contents side by side; xs are offsets from the
+	// left edge of the area of width w.
+	columns(cols [][]*box, xs []float64, w float64) error
+}
+
+// bodySink flows boxes onto the pages of the body.
+type bodySink struct{ p *pdfWriter }
+
+func (s *bodySink) add(b *box) error {
+	p := s.p
+	if p.tryPlace(&p.y, p.m.left, b) {
+		return p.err
+	}
+	if err := p.newPage(); err != nil {
 		return err
 	}
-	y := p.f.GetY()
-	if y > p.bodyTop {
-		y += b.before
-	}
-	for _, line := range b.lines {
-		if y+b.lineH > p.bottom && y > p.bodyTop {
-			if err := p.newPage(); err != nil {
-				return err
-			}
-			y = p.bodyTop
-		}
-		p.drawLine(b, line, y)
-		y += b.lineH
-	}
-	p.f.SetY(y + b.after)
+	p.tryPlace(&p.y, p.m.left, b)
 	return p.err
 }
 
-// layout evaluates a component and wraps its text; it returns nil for
-// components that draw nothing.
-func (p *pdfWriter) layout(c *component, env map[string]any) (*textBlock, error) {
-	var (
-		tt            *textTemplate
-		st            textStyle
-		before, after float64
-	)
-	switch e := c.elem.(type) {
-	case *textElement:
-		tt, st, after = e.content, e.style, textAfter
-	case *headingElement:
-		tt, st, before, after = e.content, e.style, headingBefore, headingAfter
-	default:
-		return nil, nil
+// columns fills the columns page by page: each column takes boxes until one
+// does not fit, then all continue on a new page.
+func (s *bodySink) columns(cols [][]*box, xs []float64, _ float64) error {
+	p := s.p
+	next := make([]int, len(cols))
+	start := p.y
+	for {
+		end, pending := start, false
+		for i, col := range cols {
+			y := start
+			for next[i] < len(col) && p.tryPlace(&y, p.m.left+xs[i], col[next[i]]) {
+				next[i]++
+			}
+			if next[i] < len(col) {
+				pending = true
+			}
+			end = max(end, y)
+		}
+		if p.err != nil {
+			return p.err
+		}
+		if !pending {
+			p.y = end + blockAfter
+			return nil
+		}
+		if err := p.newPage(); err != nil {
+			return err
+		}
+		start = p.bodyTop
 	}
-	text, err := tt.render(p.ev, env)
-	if err != nil {
-		return nil, err
-	}
-	text = pdfText(text)
-	if strings.TrimSpace(text) == "" {
-		return nil, nil
-	}
-	p.setFont(st)
-	return &textBlock{
-		lines:  p.f.SplitText(text, p.contentW),
-		style:  st,
-		lineH:  st.size * pointInMM * lineSpacing,
-		before: before,
-		after:  after,
-	}, nil
 }
+
+// tryPlace draws b at *y if it fits above the bottom of the body, or
+// anyway (cut off at the bottom) when *y is the top of the page. It
+// reports whether b was placed and moves *y below it.
+func (p *pdfWriter) tryPlace(y *float64, x float64, b *box) bool {
+	atTop := *y <= p.bodyTop+epsilon
+	if b.breakPage {
+		return atTop
+	}
+	top := *y
+	if !atTop {
+		top += b.before
+	}
+	withHeader := b.header != nil && (b.first || atTop)
+	need := b.h
+	if withHeader {
+		need += b.header.h
+	}
+	if top+need > p.bottom+epsilon && !atTop {
+		return false
+	}
+	if withHeader {
+		b.header.draw(x, top)
+		top += b.header.h
+	}
+	if b.draw != nil {
+		p.clipped(x, top, b.w, p.bottom-top, top+b.h > p.bottom+epsilon, func() { b.draw(x, top) })
+	}
+	*y = top + b.h + b.after
+	return true
+}
+
+// collectSink gathers boxes for columns, headers and footers.
+type collectSink struct {
+	p     *pdfWriter
+	boxes []*box
+	total float64
+	maxH  float64 // more than this cannot fit the page limit
+}
+
+func (s *collectSink) add(b *box) error {
+	s.total += b.before + b.h + b.after
+	if s.total > s.maxH {
+		// Far more than the allowed pages could hold: stop before laying out more.
+		return newLimitError(LimitPages, int64(s.p.limits.Pages+1), int64(s.p.limits.Pages))
+	}
+	s.boxes = append(s.boxes, b)
+	return nil
+}
+
+// columns inside columns, headers and footers become one box whose
+// columns are drawn without page breaks.
+func (s *collectSink) columns(cols [][]*box, xs []float64, w float64) error {
+	h := 0.0
+	for _, col := range cols {
+		h = max(h, seqHeight(col))
+	}
+	p := s.p
+	return s.add(&box{w: w, h: h, after: blockAfter, draw: func(x, y float64) {
+		for i, col := range cols {
+			p.drawSeq(col, x+xs[i], y)
+		}
+	}})
+}
+
+// textStyle helpers shared by the component layouts.
 
 func (p *pdfWriter) setFont(st textStyle) {
 	bit := styleOf(st.bold, st.italic)
 	name := ""
-	for _, s := range fpdfStyles {
-		if s.bit == bit && p.t.styles&bit != 0 {
-			name = s.name
+	if p.t.styles&bit != 0 {
+		for _, s := range fpdfStyles {
+			if s.bit == bit {
+				name = s.name
+			}
 		}
 	}
 	p.f.SetFont(fontFamily, name, st.size)
 }
 
-func (p *pdfWriter) drawLine(b *textBlock, line string, y float64) {
-	p.setFont(b.style)
-	p.f.SetTextColor(b.style.color[0], b.style.color[1], b.style.color[2])
-	p.f.SetXY(p.m.left, y)
-	p.f.CellFormat(p.contentW, b.lineH, line, "", 0, b.style.align, false, 0, "")
+// lineHeight is the height of one line of text in style st.
+func lineHeight(st textStyle) float64 { return st.size * pointInMM * lineSpacing }
+
+// split wraps text to width in style st; it always returns at least one line.
+func (p *pdfWriter) split(text string, st textStyle, width float64) []string {
+	p.setFont(st)
+	lines := p.f.SplitText(text, width)
+	if len(lines) == 0 {
+		return []string{""}
+	}
+	return lines
+}
+
+// drawText draws one line of text in a cell of width w.
+func (p *pdfWriter) drawText(st textStyle, line string, x, y, w float64, align string) {
+	p.setFont(st)
+	p.f.SetTextColor(st.color[0], st.color[1], st.color[2])
+	p.f.SetXY(x, y)
+	p.f.CellFormat(w, lineHeight(st), line, "", 0, align, false, 0, "")
 }
 
 // pdfText makes text safe for fpdf's UTF-8 fonts: line breaks become "\n",
 // tabs spaces, other control characters disappear, and characters outside
 // the Basic Multilingual Plane (which fpdf cannot measure) become U+FFFD.
 func pdfText(s string) string {
-	s = strings.ReplaceAll(s, "\r\n", "\n")
 	clean := true
 	for _, r := range s {
 		if r >= 0xFFFE || (r < 0x20 && r != '\n') || unicode.IsControl(r) && r != '\n' {
@@ -362,6 +491,7 @@ func pdfText(s string) string {
 	if clean {
 		return s
 	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {

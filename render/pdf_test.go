@@ -201,6 +201,30 @@ func TestRenderPDFLimits(t *testing.T) {
 			wantLimit: LimitLoopIterations,
 		},
 		{
+			name:      "images",
+			schema:    `{"sections":[{"id":"b","components":[{"type":"qrcode","each":"rows","props":{"value":"code {{ item }}","size":10}}]}]}`,
+			input:     map[string]any{"rows": numbers(60)},
+			wantCode:  "ERR_LIMIT_002",
+			wantLimit: LimitImages,
+			wantMsg:   "PDF image limit exceeded: 51 images, maximum 50",
+		},
+		{
+			name:      "pages, by a table",
+			schema:    `{"sections":[{"id":"b","components":[{"type":"table","props":{"rows":"rows","columns":[{"header":"N","value":"{{ row }}"}]}}]}]}`,
+			input:     map[string]any{"rows": numbers(5000)},
+			wantCode:  "ERR_LIMIT_001",
+			wantLimit: LimitPages,
+			wantMsg:   "PDF page limit exceeded: 31 pages, maximum 30",
+		},
+		{
+			name:      "pages, inside columns",
+			schema:    `{"sections":[{"id":"b","components":[{"type":"columns","props":{"children":[[{"type":"text","each":"rows","props":{"content":"row {{ item }}"}}],[]]}}]}]}`,
+			input:     map[string]any{"rows": numbers(1000)},
+			limits:    Limits{Pages: 2},
+			wantCode:  "ERR_LIMIT_001",
+			wantLimit: LimitPages,
+		},
+		{
 			name:      "components",
 			schema:    `{"sections":[{"id":"b","components":[{"type":"text","props":{"content":"a"}},{"type":"text","props":{"content":"b"}}]}]}`,
 			limits:    Limits{Components: 1},
@@ -328,7 +352,7 @@ func TestRenderPDFEmbedsOnlyUsedStyles(t *testing.T) {
 
 func TestRenderUnsupportedFormat(t *testing.T) {
 	tpl := MustCompile(t, schemaDef(`{"sections":[]}`))
-	for _, f := range []Format{XLSX, "docx"} {
+	for _, f := range []Format{"docx", ""} {
 		if _, err := tpl.Render(context.Background(), &bytes.Buffer{}, f, nil, Options{}); err == nil {
 			t.Errorf("format %q: want an error", f)
 		}

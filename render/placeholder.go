@@ -7,6 +7,7 @@ import (
 
 // textTemplate is text with {{ expression }} placeholders, compiled once.
 type textTemplate struct {
+	src   string // as written, for error messages
 	parts []textPart
 }
 
@@ -69,10 +70,30 @@ func (tt *textTemplate) render(ev *evaluator, env map[string]any) (string, error
 	return b.String(), nil
 }
 
+// value evaluates the template keeping the type of a lone placeholder:
+// "{{ row.price }}" yields the number, "{{ row.price }} EUR" yields text.
+func (tt *textTemplate) value(ev *evaluator, env map[string]any) (any, error) {
+	if len(tt.parts) == 1 && tt.parts[0].expr != nil {
+		return ev.run(tt.parts[0].expr, env)
+	}
+	return tt.render(ev, env)
+}
+
+// literal returns the template's text when it holds no placeholders.
+func (tt *textTemplate) literal() (string, bool) {
+	switch {
+	case len(tt.parts) == 0:
+		return "", true
+	case len(tt.parts) == 1 && tt.parts[0].expr == nil:
+		return tt.parts[0].literal, true
+	}
+	return "", false
+}
+
 // compileText splits src into literals and placeholders and compiles each
 // placeholder; every problem is reported at path.
 func (c *compiler) compileText(path, src string) *textTemplate {
-	tt := &textTemplate{}
+	tt := &textTemplate{src: src}
 	rest := src
 	for {
 		open := strings.Index(rest, "{{")

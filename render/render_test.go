@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/xuri/excelize/v2"
 	"golang.org/x/image/font/gofont/gobold"
 	"golang.org/x/image/font/gofont/gobolditalic"
 	"golang.org/x/image/font/gofont/goitalic"
@@ -140,4 +142,115 @@ func WordBoxes(tb testing.TB, pdf []byte) [][4]float64 {
 		boxes = append(boxes, box)
 	}
 	return boxes
+}
+
+// DumpXLSX describes a workbook as text, one line per non-empty cell with
+// its type, style and value, so tests compare content and types, never bytes:
+//
+//	sheet "Items" frozen=1 widths=A:12,B:30
+//	A1 text bold "Invoice"
+//	B2 number [#,##0.00] 12.5
+//	C2 date [yyyy-mm-dd] 2024-03-01
+//	D2 bool TRUE
+func DumpXLSX(tb testing.TB, data []byte) string {
+	tb.Helper()
+	f, err := excelize.OpenReader(bytes.NewReader(data))
+	if err != nil {
+		tb.Fatalf("excelize cannot open the workbook: %v", err)
+	}
+	defer f.Close()
+	var b strings.Builder
+	for _, sheet := range f.GetSheetList() {
+		fmt.Fprintf(&b, "sheet %q", sheet)
+		if panes, err := f.GetPanes(sheet); err == nil && panes.Freeze {
+			fmt.Fprintf(&b, " frozen=%d", panes.YSplit)
+		}
+		rows, err := f.GetRows(sheet)
+		if err != nil {
+			tb.Fatalf("rows of %s: %v", sheet, err)
+		}
+		var widths []string
+		maxCols := 0
+		for _, r := range rows {
+			maxCols = max(maxCols, len(r))
+		}
+		for c := 1; c <= maxCols; c++ {
+			col, _ := excelize.ColumnNumberToName(c)
+			if w, err := f.GetColWidth(sheet, col); err == nil && w != 9.140625 && w != 8.43 {
+				widths = append(widths, fmt.Sprintf("%s:%g", col, w))
+			}
+		}
+		if len(widths) > 0 {
+			fmt.Fprintf(&b, " widths=%s", strings.Join(widths, ","))
+		}
+		b.WriteString("\n")
+		for r, row := range rows {
+			for c := range row {
+				ref, _ := excelize.CoordinatesToCellName(c+1, r+1)
+				b.WriteString(describeCell(tb, f, sheet, ref))
+			}
+		}
+	}
+	return b.String()
+}
+
+func describeCell(tb testing.TB, f *excelize.File, sheet, ref string) string {
+	typ, err := f.GetCellType(sheet, ref)
+	if err != nil {
+		tb.Fatalf("cell type %s!%s: %v", sheet, ref, err)
+	}
+	raw, _ := f.GetCellValue(sheet, ref, excelize.Options{RawCellValue: true})
+	shown, _ := f.GetCellValue(sheet, ref)
+	if raw == "" && typ == excelize.CellTypeUnset {
+		return ""
+	}
+	var attrs []string
+	numFmt := ""
+	if id, err := f.GetCellStyle(sheet, ref); err == nil && id != 0 {
+		if st, err := f.GetStyle(id); err == nil {
+			if st.Font != nil && st.Font.Bold {
+				attrs = append(attrs, "bold")
+			}
+			if st.Font != nil && st.Font.Italic {
+				attrs = append(attrs, "italic")
+			}
+			if st.CustomNumFmt != nil {
+				numFmt = *st.CustomNumFmt
+			}
+		}
+	}
+	kind, value := "text", strconv.Quote(raw)
+	switch typ {
+	case excelize.CellTypeBool:
+		kind, value = "bool", strings.ToUpper(map[string]string{"1": "true", "0": "false"}[raw])
+	case excelize.CellTypeNumber, excelize.CellTypeUnset:
+		kind, value = "number", raw
+		if strings.ContainsAny(numFmt, "yd") {
+			kind, value = "date", shown
+		}
+	case excelize.CellTypeDate:
+		kind, value = "date", shown
+	}
+	if numFmt != "" {
+		attrs = append(attrs, "["+numFmt+"]")
+	}
+	if len(attrs) > 0 {
+		kind += " " + strings.Join(attrs, " ")
+	}
+	return fmt.Sprintf("%s %s %s\n", ref, kind, value)
+}
+
+// MustRenderFormat checks values and renders in format.
+func MustRenderFormat(tb testing.TB, tpl *Template, input map[string]any, format Format, opts Options) ([]byte, Stats) {
+	tb.Helper()
+	values, err := tpl.Values(input)
+	if err != nil {
+		tb.Fatalf("Values: %v", err)
+	}
+	var buf bytes.Buffer
+	stats, err := tpl.Render(context.Background(), &buf, format, values, opts)
+	if err != nil {
+		tb.Fatalf("Render %s: %v", format, err)
+	}
+	return buf.Bytes(), stats
 }

@@ -183,3 +183,86 @@ func TestNewEngineRejectsBadFonts(t *testing.T) {
 		})
 	}
 }
+
+func TestCompileComponentErrors(t *testing.T) {
+	const p = "schema.sections[0].components[0]"
+	nested := `{"type":"text","props":{"content":"deep"}}`
+	for range 10 {
+		nested = `{"type":"columns","props":{"children":[[` + nested + `]]}}`
+	}
+	tests := []struct {
+		name      string
+		component string
+		want      []Issue
+	}{
+		{"table without rows and columns", `{"type":"table"}`, []Issue{
+			{p + ".props.rows", "is required"}, {p + ".props.columns", "is required"}}},
+		{"table with bad columns", `{"type":"table","props":{"rows":"items","as":"1","columns":[{"header":"A"},{"value":"x","format":"money"},{"value":"x","width":"wide"},{"value":"x","width":-3,"align":"justify"},5]}}`, []Issue{
+			{p + ".props.as", "must start with a letter"},
+			{p + ".props.columns[0].value", "is required"},
+			{p + ".props.columns[1].format", `unknown format "money"`},
+			{p + ".props.columns[2].width", "must be millimetres (a number) or a percentage"},
+			{p + ".props.columns[3].width", "must be between 0 and 500"},
+			{p + ".props.columns[3].align", "must be one of left, center, right"},
+			{p + ".props.columns[4]", "must be an object"}}},
+		{"table rows expression", `{"type":"table","props":{"rows":"items +","columns":[{"value":"x"}]}}`, []Issue{{p + ".props.rows", "unexpected token"}}},
+		{"table percentages over 100", `{"type":"table","props":{"rows":"r","columns":[{"value":"x","width":"60%"},{"value":"x","width":"50%"}]}}`, []Issue{
+			{p + ".props.columns", "percentage widths add up to more than 100%"}}},
+		{"table with too many columns", `{"type":"table","props":{"rows":"r","columns":[` + strings.TrimSuffix(strings.Repeat(`{"value":"x"},`, 51), ",") + `]}}`, []Issue{
+			{p + ".props.columns", "has 51 columns, maximum 50"}}},
+		{"format arguments", `{"type":"table","props":{"rows":"r","columns":[{"value":"x","format":"number:12"},{"value":"x","format":"currency:euro"},{"value":"x","format":"percent:x"}]}}`, []Issue{
+			{p + ".props.columns[0].format", "number:N needs N from 0 to 10"},
+			{p + ".props.columns[1].format", "currency needs a three-letter code"},
+			{p + ".props.columns[2].format", "percent:N needs N"}}},
+		{"image without src", `{"type":"image","props":{"width":0}}`, []Issue{
+			{p + ".props.src", "is required"}, {p + ".props.width", "must be between 1 and 500"}}},
+		{"qrcode", `{"type":"qrcode","props":{"level":"X","size":5}}`, []Issue{
+			{p + ".props.value", "is required"}, {p + ".props.level", "must be one of L, M, Q, H"}, {p + ".props.size", "must be between 10 and 200"}}},
+		{"barcode", `{"type":"barcode","props":{"showText":"yes"}}`, []Issue{
+			{p + ".props.value", "is required"}, {p + ".props.showText", "must be true or false"}}},
+		{"keyValue", `{"type":"keyValue","props":{"items":[{"label":"a"},{"value":"b","format":"x"}]}}`, []Issue{
+			{p + ".props.items[0].value", "is required"}, {p + ".props.items[1].label", "is required"}, {p + ".props.items[1].format", "unknown format"}}},
+		{"keyValue without items", `{"type":"keyValue","props":{}}`, []Issue{{p + ".props.items", "is required"}}},
+		{"divider", `{"type":"divider","props":{"color":"grey","thickness":9}}`, []Issue{
+			{p + ".props.color", "must be a colour"}, {p + ".props.thickness", "must be between"}}},
+		{"spacer", `{"type":"spacer","props":{"height":-1}}`, []Issue{{p + ".props.height", "must be between 0 and 250"}}},
+		{"columns", `{"type":"columns","props":{"widths":[1],"children":[[{"type":"nope"}],{"type":"text"}]}}`, []Issue{
+			{p + ".props.children[0][0].type", `unknown component type "nope"`},
+			{p + ".props.children[1]", "must be an array"},
+			{p + ".props.widths", "must hold one relative width per column (2)"}}},
+		{"columns without children", `{"type":"columns"}`, []Issue{{p + ".props.children", "is required"}}},
+		{"columns nested too deep", nested, []Issue{{p + strings.Repeat(".props.children[0][0]", 10), "is nested 11 levels deep, maximum 10"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := MustEngine(t).Compile(schemaDef(`{"sections":[{"id":"a","components":[` + tt.component + `]}]}`))
+			var se *SchemaError
+			if !errors.As(err, &se) {
+				t.Fatalf("err = %v, want a *SchemaError", err)
+			}
+			for _, want := range tt.want {
+				if !hasIssue(se.Issues, want) {
+					t.Errorf("missing issue %s: %s…\ngot %v", want.Path, want.Message, se.Issues)
+				}
+			}
+		})
+	}
+}
+
+func TestCompileCountsComponentsInsideColumns(t *testing.T) {
+	inner := strings.TrimSuffix(strings.Repeat(`{"type":"text","props":{"content":"x"}},`, 250), ",")
+	_, err := MustEngine(t).Compile(schemaDef(`{"sections":[{"id":"a","components":[{"type":"columns","props":{"children":[[` + inner + `],[` + inner + `]]}}]}]}`))
+	var se *SchemaError
+	if !errors.As(err, &se) || !hasIssue(se.Issues, Issue{"schema", "has 501 components, maximum 500"}) {
+		t.Errorf("err = %v, want 501 components refused", err)
+	}
+}
+
+func TestCompileComponentsAcceptsEveryComponent(t *testing.T) {
+	for _, dir := range []string{"table", "image", "qrcode", "barcode", "keyValue", "divider", "spacer", "pageBreak", "columns"} {
+		def, _ := LoadCase(t, "testdata/"+dir)
+		if _, err := MustEngine(t).Compile(def); err != nil {
+			t.Errorf("%s: %v", dir, err)
+		}
+	}
+}

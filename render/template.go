@@ -2,7 +2,6 @@ package render
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 )
@@ -12,6 +11,9 @@ import (
 type Template struct {
 	engine     *Engine
 	doc        *document
+	headers    []*component // header sections' components, drawn on every PDF page
+	footers    []*component // footer sections' components
+	body       []*section   // body sections, in order
 	variables  []declaredVariable
 	constants  map[string]any
 	calculated []*calculated // in dependency order
@@ -74,16 +76,23 @@ func (e *Engine) Compile(def Definition) (t *Template, err error) {
 		depth:      c.depth,
 		styles:     c.styles | styleRegular,
 	}
-	for _, s := range doc.sections {
-		if s.role == roleHeader || s.role == roleFooter {
-			t.pagesInExpression = t.pagesInExpression || componentsUsePages(s.components)
-		}
-	}
+	t.headers = componentsOf(doc.sectionsWithRole(roleHeader))
+	t.footers = componentsOf(doc.sectionsWithRole(roleFooter))
+	t.body = doc.sectionsWithRole(roleBody)
+	t.pagesInExpression = componentsUsePages(t.headers) || componentsUsePages(t.footers)
 	return t, nil
 }
 
+func componentsOf(sections []*section) []*component {
+	var out []*component
+	for _, s := range sections {
+		out = append(out, s.components...)
+	}
+	return out
+}
+
 // componentsUsePages reports whether "pages" is read anywhere other than
-// as a bare {{pages}} placeholder.
+// as a bare {{pages}} placeholder, looking inside columns too.
 func componentsUsePages(list []*component) bool {
 	for _, c := range list {
 		for _, x := range []*expression{c.cond, c.each} {
@@ -91,8 +100,21 @@ func componentsUsePages(list []*component) bool {
 				return true
 			}
 		}
-		if tt, ok := textOf(c.elem); ok && tt.usesNameInExpression("pages") {
-			return true
+		refs := c.elem.refs()
+		for _, x := range refs.exprs {
+			if contains(x.names, "pages") {
+				return true
+			}
+		}
+		for _, tt := range refs.texts {
+			if tt.usesNameInExpression("pages") {
+				return true
+			}
+		}
+		for _, child := range refs.children {
+			if componentsUsePages(child) {
+				return true
+			}
 		}
 	}
 	return false
@@ -107,20 +129,12 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// textOf returns the text template of text-like elements.
-func textOf(e element) (*textTemplate, bool) {
-	switch x := e.(type) {
-	case *textElement:
-		return x.content, true
-	case *headingElement:
-		return x.content, true
-	}
-	return nil, false
-}
-
 // Render writes the document in format to w. values come from Values.
-// It stops at once when ctx is done or a generation limit is exceeded
-// (*LimitError); nothing is written to w unless the whole document is ready.
+// It stops at once when ctx is done, when the format's timeout in the limits
+// passes (context.DeadlineExceeded), when a generation limit is exceeded
+// (*LimitError) or when an expression or a value cannot be used
+// (*ExpressionError); nothing is written to w unless the whole document is
+// ready.
 func (t *Template) Render(ctx context.Context, w io.Writer, format Format, values map[string]any, opts Options) (stats Stats, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -139,9 +153,13 @@ func (t *Template) Render(ctx context.Context, w io.Writer, format Format, value
 	}
 	switch format {
 	case PDF:
+		ctx, cancel := context.WithTimeout(ctx, limits.PDFTimeout)
+		defer cancel()
 		return t.renderPDF(ctx, w, values, limits, opts.Created)
 	case XLSX:
-		return Stats{}, errors.New("render: xlsx output is not implemented yet")
+		ctx, cancel := context.WithTimeout(ctx, limits.XLSXTimeout)
+		defer cancel()
+		return t.renderXLSX(ctx, w, values, limits, opts.Created)
 	}
 	return Stats{}, fmt.Errorf("render: unsupported format %q", format)
 }

@@ -43,3 +43,52 @@ func (db *DB) CountDocuments(ctx context.Context, teamID string, from, to time.T
 		teamID, ms(from), ms(to)).Scan(&n)
 	return n.Int64, err
 }
+
+var _ app.DashboardStore = (*DB)(nil)
+
+// TemplateStats groups a team's jobs in [from, to) by template.
+func (db *DB) TemplateStats(ctx context.Context, teamID string, from, to time.Time) ([]app.TemplateStat, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT j.template_id, COALESCE(t.name, ''), COUNT(*), SUM(j.status = 'failed'), COALESCE(AVG(j.duration_ms), 0)
+		FROM jobs j LEFT JOIN templates t ON t.id = j.template_id
+		WHERE j.team_id = ? AND j.created_at >= ? AND j.created_at < ? GROUP BY j.template_id`, teamID, ms(from), ms(to))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []app.TemplateStat{}
+	for rows.Next() {
+		var s app.TemplateStat
+		if err := rows.Scan(&s.TemplateID, &s.Name, &s.Count, &s.Failed, &s.AvgGenerationTimeMs); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// HourCounts counts a team's jobs in [from, to) by hour of the day (UTC).
+func (db *DB) HourCounts(ctx context.Context, teamID string, from, to time.Time) ([]app.HourCount, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT CAST(strftime('%H', created_at / 1000, 'unixepoch') AS INTEGER), COUNT(*)
+		FROM jobs WHERE team_id = ? AND created_at >= ? AND created_at < ? GROUP BY 1`, teamID, ms(from), ms(to))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []app.HourCount{}
+	for rows.Next() {
+		var h app.HourCount
+		if err := rows.Scan(&h.Hour, &h.Count); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// DeliveryCounts counts a team's deliveries that ended since a time.
+func (db *DB) DeliveryCounts(ctx context.Context, teamID string, since time.Time) (int, int, error) {
+	var ok, bad sql.NullInt64
+	err := db.read.QueryRowContext(ctx, `SELECT SUM(status = 'success'), SUM(status = 'failed') FROM webhook_deliveries
+		WHERE team_id = ? AND attempted_at >= ?`, teamID, ms(since)).Scan(&ok, &bad)
+	return int(ok.Int64), int(bad.Int64), err
+}

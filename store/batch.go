@@ -26,14 +26,17 @@ func scanBatch(row scanner) (*app.Batch, error) {
 	return &b, nil
 }
 
-// CreateBatch inserts a batch and its jobs in one transaction.
-func (db *DB) CreateBatch(ctx context.Context, b *app.Batch, jobs []*app.Job) error {
+// CreateBatch inserts a batch and its jobs and pays for them, in one transaction.
+func (db *DB) CreateBatch(ctx context.Context, charge *app.Charge, b *app.Batch, jobs []*app.Job) error {
 	return db.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO batches (`+batchCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			b.ID, b.TeamID, b.TemplateID, b.Format, b.Status, b.Total, b.Completed, b.Failed, ms(b.CreatedAt), msPtr(b.CompletedAt)); err != nil {
 			return err
 		}
-		return insertJobs(ctx, tx, jobs)
+		if err := insertJobs(ctx, tx, jobs); err != nil {
+			return err
+		}
+		return chargeJobs(ctx, tx, charge, jobs)
 	})
 }
 
@@ -44,7 +47,11 @@ func (db *DB) FindBatchByID(ctx context.Context, teamID, id string) (*app.Batch,
 
 // FindBatchJobs returns a batch's jobs in request order (rowid order).
 func (db *DB) FindBatchJobs(ctx context.Context, batchID string) ([]*app.Job, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE batch_id = ? ORDER BY rowid`, batchID)
+	return findBatchJobs(ctx, db.read, batchID)
+}
+
+func findBatchJobs(ctx context.Context, q querier, batchID string) ([]*app.Job, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE batch_id = ? ORDER BY rowid`, batchID)
 	if err != nil {
 		return nil, err
 	}

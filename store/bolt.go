@@ -184,3 +184,41 @@ func removeIfExists(path string) error {
 	}
 	return nil
 }
+
+var _ app.RateStore = (*Bolt)(nil)
+
+// SaveRateWindows replaces the stored rate-limit counters with m.
+func (b *Bolt) SaveRateWindows(m map[string]app.WindowState) error {
+	return b.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket(bucketRateLimit); err != nil {
+			return err
+		}
+		bk, err := tx.CreateBucket(bucketRateLimit)
+		if err != nil {
+			return err
+		}
+		for k, w := range m {
+			v, _ := json.Marshal(w)
+			if err := bk.Put([]byte(k), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// LoadRateWindows reads the stored rate-limit counters.
+func (b *Bolt) LoadRateWindows() (map[string]app.WindowState, error) {
+	m := map[string]app.WindowState{}
+	err := b.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketRateLimit).ForEach(func(k, v []byte) error {
+			var w app.WindowState
+			if err := json.Unmarshal(v, &w); err != nil {
+				return err
+			}
+			m[string(k)] = w
+			return nil
+		})
+	})
+	return m, err
+}

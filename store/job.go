@@ -14,16 +14,17 @@ import (
 var _ app.JobStore = (*DB)(nil)
 
 const jobCols = `id, team_id, template_id, batch_id, status, format, filename, metadata, variables, priority, error, error_code,
-	error_info, file_path, file_size, api_key_id, created_by, attempts, created_at, started_at, completed_at, expires_at, duration_ms`
+	error_info, file_path, file_size, api_key_id, created_by, attempts, created_at, started_at, completed_at, expires_at, duration_ms,
+	template_version`
 
 func scanJob(row scanner) (*app.Job, error) {
 	var j app.Job
 	var meta, vars, info sql.NullString
 	var created int64
-	var started, completed, expires, duration sql.NullInt64
+	var started, completed, expires, duration, version sql.NullInt64
 	err := row.Scan(&j.ID, &j.TeamID, &j.TemplateID, &j.BatchID, &j.Status, &j.Format, &j.Filename, &meta, &vars, &j.Priority,
 		&j.Error, &j.ErrorCode, &info, &j.FilePath, &j.FileSize, &j.APIKeyID, &j.CreatedBy, &j.Attempts, &created,
-		&started, &completed, &expires, &duration)
+		&started, &completed, &expires, &duration, &version)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrNotFound(app.ECodeJobNotFound, "job")
 	} else if err != nil {
@@ -41,6 +42,10 @@ func scanJob(row scanner) (*app.Job, error) {
 	if duration.Valid {
 		j.DurationMS = &duration.Int64
 	}
+	if version.Valid {
+		v := int(version.Int64)
+		j.TemplateVersion = &v
+	}
 	j.CreatedAt = fromMS(created)
 	j.StartedAt, j.CompletedAt, j.ExpiresAt = fromNullMS(started), fromNullMS(completed), fromNullMS(expires)
 	return &j, nil
@@ -53,13 +58,19 @@ func nullJSON(raw json.RawMessage) any {
 	return string(raw)
 }
 
-// CreateJobs inserts job records in one transaction.
-func (db *DB) CreateJobs(ctx context.Context, jobs ...*app.Job) error {
-	return db.tx(ctx, func(tx *sql.Tx) error { return insertJobs(ctx, tx, jobs) })
+// CreateJobs inserts job records and pays for them (charge may be nil) in
+// one transaction.
+func (db *DB) CreateJobs(ctx context.Context, charge *app.Charge, jobs ...*app.Job) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		if err := insertJobs(ctx, tx, jobs); err != nil {
+			return err
+		}
+		return chargeJobs(ctx, tx, charge, jobs)
+	})
 }
 
 func insertJobs(ctx context.Context, tx *sql.Tx, jobs []*app.Job) error {
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -71,7 +82,8 @@ func insertJobs(ctx context.Context, tx *sql.Tx, jobs []*app.Job) error {
 		}
 		if _, err := stmt.ExecContext(ctx, j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
 			nullJSON(j.Metadata), nullJSON(j.Variables), j.Priority, j.Error, j.ErrorCode, info, j.FilePath, j.FileSize,
-			j.APIKeyID, j.CreatedBy, j.Attempts, ms(j.CreatedAt), msPtr(j.StartedAt), msPtr(j.CompletedAt), msPtr(j.ExpiresAt), j.DurationMS); err != nil {
+			j.APIKeyID, j.CreatedBy, j.Attempts, ms(j.CreatedAt), msPtr(j.StartedAt), msPtr(j.CompletedAt), msPtr(j.ExpiresAt), j.DurationMS,
+			j.TemplateVersion); err != nil {
 			return err
 		}
 	}
@@ -134,9 +146,10 @@ func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (*app.Job,
 	return j, err == nil, err
 }
 
-// FinishJob records a processing job's end and counts it in its batch, in
-// one transaction: the batch ends exactly once, with its last job.
-func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult) (app.FinishOutcome, error) {
+// FinishJob records a processing job's end, counts it in its batch and
+// stores the events it causes, in one transaction: the batch ends exactly
+// once, with its last job, and no event is lost or doubled.
+func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events app.EventBuilder) (app.FinishOutcome, error) {
 	var info any
 	if r.ErrorInfo != nil {
 		info = mustJSON(r.ErrorInfo)
@@ -144,39 +157,52 @@ func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult) (app.Fi
 	var out app.FinishOutcome
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		out = app.FinishOutcome{}
-		var batchID string
-		err := tx.QueryRowContext(ctx, `UPDATE jobs SET status = ?, error = ?, error_code = ?, error_info = ?, file_path = ?,
-			file_size = ?, completed_at = ?, expires_at = ?, duration_ms = ? WHERE id = ? AND status = 'processing' RETURNING batch_id`,
-			r.Status, r.Error, r.ErrorCode, info, r.FilePath, r.FileSize, ms(r.CompletedAt), msPtr(r.ExpiresAt), r.DurationMS, id).Scan(&batchID)
-		if errors.Is(err, sql.ErrNoRows) {
+		j, err := scanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET status = ?, error = ?, error_code = ?, error_info = ?, file_path = ?,
+			file_size = ?, completed_at = ?, expires_at = ?, duration_ms = ? WHERE id = ? AND status = 'processing' RETURNING `+jobCols,
+			r.Status, r.Error, r.ErrorCode, info, r.FilePath, r.FileSize, ms(r.CompletedAt), msPtr(r.ExpiresAt), r.DurationMS, id))
+		if app.ErrorCode(err) == app.ECodeJobNotFound {
 			return nil
 		} else if err != nil {
 			return err
 		}
 		out.Ended = true
-		if batchID == "" {
-			return nil
-		}
-		col := "failed"
-		if r.Status == app.StatusCompleted {
-			col = "completed"
-		}
-		b, err := scanBatch(tx.QueryRowContext(ctx, `UPDATE batches SET `+col+` = `+col+` + 1 WHERE id = ? RETURNING `+batchCols, batchID))
-		if err != nil {
-			return err
-		}
-		if b.Status == "processing" && b.Completed+b.Failed >= b.Total {
-			status := "completed"
-			if b.Completed == 0 {
-				status = "failed"
-			}
-			if b, err = scanBatch(tx.QueryRowContext(ctx, `UPDATE batches SET status = ?, completed_at = ? WHERE id = ? RETURNING `+batchCols,
-				status, ms(r.CompletedAt), batchID)); err != nil {
+		if j.Status == app.StatusFailed {
+			if err := refundJob(ctx, tx, j); err != nil {
 				return err
 			}
-			out.Batch = b
 		}
-		return nil
+		var batchJobs []*app.Job
+		if j.BatchID != "" {
+			col := "failed"
+			if r.Status == app.StatusCompleted {
+				col = "completed"
+			}
+			b, err := scanBatch(tx.QueryRowContext(ctx, `UPDATE batches SET `+col+` = `+col+` + 1 WHERE id = ? RETURNING `+batchCols, j.BatchID))
+			if err != nil {
+				return err
+			}
+			if b.Status == "processing" && b.Completed+b.Failed >= b.Total {
+				status := app.StatusCompleted
+				if b.Completed == 0 {
+					status = app.StatusFailed
+				}
+				if b, err = scanBatch(tx.QueryRowContext(ctx, `UPDATE batches SET status = ?, completed_at = ? WHERE id = ? RETURNING `+batchCols,
+					status, ms(r.CompletedAt), j.BatchID)); err != nil {
+					return err
+				}
+				out.Batch = b
+				if batchJobs, err = findBatchJobs(ctx, tx, b.ID); err != nil {
+					return err
+				}
+			}
+		}
+		if events == nil {
+			return nil
+		}
+		if out.Events, err = events(j, out.Batch, batchJobs); err != nil {
+			return err
+		}
+		return insertEvents(ctx, tx, out.Events)
 	})
 	return out, err
 }

@@ -96,17 +96,17 @@ func TestJobStartsAndFinishesOnce(t *testing.T) {
 	db := mustDB(t)
 	u := mustUser(t, db, "j@example.com")
 	j := &app.Job{ID: "job_1", TeamID: u.PersonalTeamID, TemplateID: "tpl_1", Status: app.StatusPending, Format: "pdf", Priority: 1, CreatedAt: time.Now()}
-	if err := db.CreateJobs(ctx, j); err != nil {
+	if err := db.CreateJobs(ctx, nil, j); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, err := db.StartJob(ctx, "job_1", time.Now()); !ok || err != nil {
 		t.Fatalf("start: %v %v", ok, err)
 	}
 	res := app.JobResult{Status: app.StatusCompleted, CompletedAt: time.Now()}
-	if out, err := db.FinishJob(ctx, "job_1", res); !out.Ended || err != nil {
+	if out, err := db.FinishJob(ctx, "job_1", res, nil); !out.Ended || err != nil {
 		t.Fatalf("finish: %v %v", out, err)
 	}
-	if out, _ := db.FinishJob(ctx, "job_1", app.JobResult{Status: app.StatusFailed, CompletedAt: time.Now()}); out.Ended {
+	if out, _ := db.FinishJob(ctx, "job_1", app.JobResult{Status: app.StatusFailed, CompletedAt: time.Now()}, nil); out.Ended {
 		t.Fatal("a job finished twice")
 	}
 	if _, ok, _ := db.StartJob(ctx, "job_1", time.Now()); ok {

@@ -21,15 +21,15 @@ func insertTeam(ctx context.Context, tx *sql.Tx, t *app.Team) error {
 	return err
 }
 
-// FindTeam finds a live team by id or slug, with its member count.
-func (db *DB) FindTeam(ctx context.Context, idOrSlug string) (*app.Team, error) {
+// teamCols are read by scanTeam; the member count is computed.
+const teamCols = `teams.id, teams.name, teams.slug, teams.is_personal, teams.owner_id, teams.plan, teams.credits, teams.created_at, teams.updated_at,
+	(SELECT COUNT(*) FROM members c WHERE c.team_id = teams.id)`
+
+func scanTeam(row scanner, extra ...any) (*app.Team, error) {
 	var t app.Team
 	var personal int
 	var created, updated int64
-	err := db.read.QueryRowContext(ctx, `SELECT id, name, slug, is_personal, owner_id, plan, credits, created_at, updated_at,
-			(SELECT COUNT(*) FROM members m WHERE m.team_id = teams.id)
-		FROM teams WHERE (id = ? OR slug = ?) AND deleted_at IS NULL`, idOrSlug, idOrSlug).
-		Scan(&t.ID, &t.Name, &t.Slug, &personal, &t.OwnerID, &t.Plan, &t.Credits, &created, &updated, &t.MemberCount)
+	err := row.Scan(append([]any{&t.ID, &t.Name, &t.Slug, &personal, &t.OwnerID, &t.Plan, &t.Credits, &created, &updated, &t.MemberCount}, extra...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrNotFound(app.ECodeTeamNotFound, "team")
 	} else if err != nil {
@@ -38,6 +38,15 @@ func (db *DB) FindTeam(ctx context.Context, idOrSlug string) (*app.Team, error) 
 	t.IsPersonal = personal == 1
 	t.CreatedAt, t.UpdatedAt = fromMS(created), fromMS(updated)
 	return &t, nil
+}
+
+func findTeam(ctx context.Context, q querier, idOrSlug string) (*app.Team, error) {
+	return scanTeam(q.QueryRowContext(ctx, `SELECT `+teamCols+` FROM teams WHERE (id = ? OR slug = ?) AND deleted_at IS NULL`, idOrSlug, idOrSlug))
+}
+
+// FindTeam finds a live team by id or slug, with its member count.
+func (db *DB) FindTeam(ctx context.Context, idOrSlug string) (*app.Team, error) {
+	return findTeam(ctx, db.read, idOrSlug)
 }
 
 // FindMember returns a user's membership of a live team; no membership is
@@ -77,4 +86,85 @@ func (db *DB) updateTeam(ctx context.Context, query string, args ...any) error {
 		return app.ErrNotFound(app.ECodeTeamNotFound, "team")
 	}
 	return nil
+}
+
+// CreateTeam inserts a team and its owner's membership.
+func (db *DB) CreateTeam(ctx context.Context, t *app.Team) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		if err := insertTeam(ctx, tx, t); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO members (team_id, user_id, role, joined_at) VALUES (?, ?, ?, ?)`,
+			t.ID, t.OwnerID, app.RoleOwner, ms(t.CreatedAt))
+		return err
+	})
+}
+
+// FindTeamsForUser lists a user's live teams, personal first, then by age.
+func (db *DB) FindTeamsForUser(ctx context.Context, userID string, pg app.Page) ([]*app.Team, int, error) {
+	var total int
+	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM members m JOIN teams ON teams.id = m.team_id
+		WHERE m.user_id = ? AND teams.deleted_at IS NULL`, userID).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+teamCols+`, m.role FROM members m JOIN teams ON teams.id = m.team_id
+		WHERE m.user_id = ? AND teams.deleted_at IS NULL
+		ORDER BY teams.is_personal DESC, teams.created_at, teams.rowid LIMIT ? OFFSET ?`, userID, pg.Limit, pg.Offset())
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	teams := []*app.Team{}
+	for rows.Next() {
+		var role string
+		t, err := scanTeam(rows, &role)
+		if err != nil {
+			return nil, 0, err
+		}
+		t.Role = role
+		teams = append(teams, t)
+	}
+	return teams, total, rows.Err()
+}
+
+// UpdateTeam changes name and slug and returns the team.
+func (db *DB) UpdateTeam(ctx context.Context, id string, upd app.TeamUpdate, now time.Time) (*app.Team, error) {
+	var t *app.Team
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE teams SET name = COALESCE(?, name), slug = COALESCE(?, slug), updated_at = ?
+			WHERE id = ? AND deleted_at IS NULL`, upd.Name, upd.Slug, ms(now), id)
+		if isUnique(err, "slug") {
+			return (&app.Error{Code: app.ECodeTeamSlugTaken, Message: "team slug already exists"}).WithInfo("field", "slug")
+		} else if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return app.ErrNotFound(app.ECodeTeamNotFound, "team")
+		}
+		t, err = findTeam(ctx, tx, id)
+		return err
+	})
+	return t, err
+}
+
+// DeleteTeam soft-deletes a team. Its slug is freed for reuse and its
+// pending invitations are cancelled; its members and keys stop resolving
+// because every lookup skips deleted teams.
+func (db *DB) DeleteTeam(ctx context.Context, id string, now time.Time) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		return deleteTeam(ctx, tx, id, now)
+	})
+}
+
+func deleteTeam(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
+	res, err := tx.ExecContext(ctx, `UPDATE teams SET deleted_at = ?, updated_at = ?, slug = 'deleted-' || id
+		WHERE id = ? AND deleted_at IS NULL`, ms(now), ms(now), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return app.ErrNotFound(app.ECodeTeamNotFound, "team")
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE invitations SET status = 'cancelled', updated_at = ? WHERE team_id = ? AND status = 'pending'`, ms(now), id)
+	return err
 }

@@ -7,24 +7,34 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"folio/app"
 )
 
 var _ app.TemplateStore = (*DB)(nil)
 
-const templateCols = `id, team_id, short_id, slug, name, description, template_type, output_formats, schema, variables, constants,
+// templateInsertCols are the stored columns a new template sets.
+const templateInsertCols = `id, team_id, short_id, slug, name, description, template_type, output_formats, schema, variables, constants,
 	calculated_variables, folder_id, is_published, published_at, created_by, created_at, updated_at`
 
-func scanTemplate(row scanner) (*app.Template, error) {
+// templateCols are read by scanTemplate (alias t); category ids are
+// computed, in the order they were filed.
+const templateCols = `t.id, t.team_id, t.short_id, t.slug, t.name, t.description, t.template_type, t.output_formats, t.schema,
+	t.variables, t.constants, t.calculated_variables, t.folder_id, t.is_published, t.published_at, t.created_by, t.created_at,
+	t.updated_at, t.published_version, t.published_hash,
+	(SELECT json_group_array(category_id) FROM (SELECT c.category_id FROM template_categories c WHERE c.template_id = t.id ORDER BY c.rowid))`
+
+func scanTemplate(row scanner, extra ...any) (*app.Template, error) {
 	var t app.Template
-	var formats, schema, vars, consts, calc string
+	var formats, schema, vars, consts, calc, cats string
 	var folder sql.NullString
 	var published int
 	var publishedAt sql.NullInt64
 	var created, updated int64
-	err := row.Scan(&t.ID, &t.TeamID, &t.ShortID, &t.Slug, &t.Name, &t.Description, &t.TemplateType, &formats, &schema,
-		&vars, &consts, &calc, &folder, &published, &publishedAt, &t.CreatedBy, &created, &updated)
+	err := row.Scan(append([]any{&t.ID, &t.TeamID, &t.ShortID, &t.Slug, &t.Name, &t.Description, &t.TemplateType, &formats, &schema,
+		&vars, &consts, &calc, &folder, &published, &publishedAt, &t.CreatedBy, &created, &updated, &t.PublishedVersion,
+		&t.PublishedHash, &cats}, extra...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrNotFound(app.ECodeTemplateNotFound, "template")
 	} else if err != nil {
@@ -33,7 +43,7 @@ func scanTemplate(row scanner) (*app.Template, error) {
 	for _, c := range []struct {
 		src string
 		dst any
-	}{{formats, &t.OutputFormats}, {vars, &t.Variables}, {consts, &t.Constants}, {calc, &t.CalculatedVariables}} {
+	}{{formats, &t.OutputFormats}, {vars, &t.Variables}, {consts, &t.Constants}, {calc, &t.CalculatedVariables}, {cats, &t.CategoryIDs}} {
 		if err := json.Unmarshal([]byte(c.src), c.dst); err != nil {
 			return nil, fmt.Errorf("template %s: %w", t.ID, err)
 		}
@@ -45,6 +55,10 @@ func scanTemplate(row scanner) (*app.Template, error) {
 	t.IsPublished = published == 1
 	t.PublishedAt = fromNullMS(publishedAt)
 	t.CreatedAt, t.UpdatedAt = fromMS(created), fromMS(updated)
+	t.HasDraft = t.PublishedVersion == 0 || t.ContentHash() != t.PublishedHash
+	if t.CategoryIDs == nil {
+		t.CategoryIDs = []string{}
+	}
 	return &t, nil
 }
 
@@ -56,8 +70,8 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// CreateTemplate inserts a template; a taken slug gets a numeric suffix, a
-// taken name is ERR_TMPL_011.
+// CreateTemplate inserts a template with its categories; a taken slug gets a
+// numeric suffix, a taken name is ERR_TMPL_011.
 func (db *DB) CreateTemplate(ctx context.Context, t *app.Template) error {
 	return db.tx(ctx, func(tx *sql.Tx) error {
 		base := t.Slug
@@ -69,39 +83,96 @@ func (db *DB) CreateTemplate(ctx context.Context, t *app.Template) error {
 			if n == 0 {
 				break
 			}
-			t.Slug = fmt.Sprintf("%s-%d", base, i)
+			suffix := fmt.Sprintf("-%d", i)
+			t.Slug = strings.TrimRight(truncate(base, app.MaxTemplateSlug-len(suffix)), "-") + suffix
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO templates (`+templateCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO templates (`+templateInsertCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			t.ID, t.TeamID, t.ShortID, t.Slug, t.Name, t.Description, t.TemplateType, mustJSON(t.OutputFormats), string(t.Schema),
 			mustJSON(t.Variables), mustJSON(t.Constants), mustJSON(t.CalculatedVariables), t.FolderID, boolInt(t.IsPublished),
 			msPtr(t.PublishedAt), t.CreatedBy, ms(t.CreatedAt), ms(t.UpdatedAt))
 		if isUnique(err, "name") {
-			return (&app.Error{Code: app.ECodeTemplateExists, Message: "a template with this name already exists"}).WithInfo("field", "name")
+			return (&app.Error{Code: app.ECodeTemplateExists, Message: "a template named " + t.Name + " already exists"}).WithInfo("field", "name")
+		} else if err != nil {
+			return err
 		}
-		return err
+		for _, c := range t.CategoryIDs {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO template_categories (template_id, category_id) VALUES (?, ?)`, t.ID, c); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
 
 // FindTemplate finds a live template of a team by id, shortId or slug.
 func (db *DB) FindTemplate(ctx context.Context, teamID, ref string) (*app.Template, error) {
-	return scanTemplate(db.read.QueryRowContext(ctx, `SELECT `+templateCols+` FROM templates
-		WHERE team_id = ? AND deleted_at IS NULL AND (id = ? OR short_id = ? OR slug = ?)
-		ORDER BY id = ? DESC, short_id = ? DESC LIMIT 1`, teamID, ref, ref, ref, ref, ref))
+	return findTemplate(ctx, db.read, teamID, ref)
+}
+
+func findTemplate(ctx context.Context, q querier, teamID, ref string) (*app.Template, error) {
+	return scanTemplate(q.QueryRowContext(ctx, `SELECT `+templateCols+` FROM templates t
+		WHERE t.team_id = ? AND t.deleted_at IS NULL AND (t.id = ? OR t.short_id = ? OR t.slug = ?)
+		ORDER BY t.id = ? DESC, t.short_id = ? DESC LIMIT 1`, teamID, ref, ref, ref, ref, ref))
+}
+
+// FindVisibleTemplate finds a live template the team owns, else one a live
+// team shares with it (by id or shortId: slugs are only unique per team).
+func (db *DB) FindVisibleTemplate(ctx context.Context, teamID, ref string) (*app.Template, error) {
+	t, err := findTemplate(ctx, db.read, teamID, ref)
+	if app.ErrorCode(err) != app.ECodeTemplateNotFound {
+		return t, err
+	}
+	var perm string
+	t, err = scanTemplate(db.read.QueryRowContext(ctx, `SELECT `+templateCols+`, s.permission FROM templates t
+		JOIN template_shares s ON s.template_id = t.id
+		JOIN teams o ON o.id = t.team_id AND o.deleted_at IS NULL
+		WHERE s.target_team_id = ? AND t.deleted_at IS NULL AND (t.id = ? OR t.short_id = ?) LIMIT 1`, teamID, ref, ref), &perm)
+	if err != nil {
+		return nil, err
+	}
+	t.Permission = perm
+	return t, nil
+}
+
+// FindTemplateByName finds a live template of a team by its exact name.
+func (db *DB) FindTemplateByName(ctx context.Context, teamID, name string) (*app.Template, error) {
+	return scanTemplate(db.read.QueryRowContext(ctx, `SELECT `+templateCols+` FROM templates t
+		WHERE t.team_id = ? AND t.name = ? AND t.deleted_at IS NULL`, teamID, name))
 }
 
 // FindTemplates lists a team's live templates, newest first.
 func (db *DB) FindTemplates(ctx context.Context, f app.TemplateFilter) ([]*app.Template, int, error) {
-	where, args := []string{"team_id = ?", "deleted_at IS NULL"}, []any{f.TeamID}
+	where, args := []string{"t.team_id = ?", "t.deleted_at IS NULL"}, []any{f.TeamID}
 	if f.Search != "" {
-		where, args = append(where, "name LIKE ? ESCAPE '\\'"), append(args, "%"+likeEscape(f.Search)+"%")
+		where, args = append(where, `t.name LIKE ? ESCAPE '\'`), append(args, "%"+likeEscape(f.Search)+"%")
+	}
+	if f.FolderID != "" {
+		where, args = append(where, "t.folder_id = ?"), append(args, f.FolderID)
+	}
+	if f.CategoryID != "" {
+		where, args = append(where, "EXISTS (SELECT 1 FROM template_categories c WHERE c.template_id = t.id AND c.category_id = ?)"), append(args, f.CategoryID)
+	}
+	if f.TemplateType != "" {
+		where, args = append(where, "t.template_type = ?"), append(args, f.TemplateType)
 	}
 	cond := strings.Join(where, " AND ")
 	var total int
-	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM templates WHERE `+cond, args...).Scan(&total); err != nil {
+	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM templates t WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+templateCols+` FROM templates WHERE `+cond+
-		` ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`, append(args, f.Page.Limit, f.Page.Offset())...)
+	limit := f.Page.Limit
+	if limit <= 0 {
+		limit = app.DefaultLimit
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+templateCols+` FROM templates t WHERE `+cond+
+		` ORDER BY t.created_at DESC, t.rowid DESC LIMIT ? OFFSET ?`, append(args, limit, max(f.Page.Offset(), 0))...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -122,6 +193,53 @@ func (db *DB) CountTemplates(ctx context.Context, teamID string) (int, error) {
 	var n int
 	err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM templates WHERE team_id = ? AND deleted_at IS NULL`, teamID).Scan(&n)
 	return n, err
+}
+
+// UpdateTemplate writes the editable fields of a live template.
+func (db *DB) UpdateTemplate(ctx context.Context, t *app.Template) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE templates SET name = ?, slug = ?, description = ?, output_formats = ?, schema = ?,
+			variables = ?, constants = ?, calculated_variables = ?, folder_id = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL`,
+			t.Name, t.Slug, t.Description, mustJSON(t.OutputFormats), string(t.Schema), mustJSON(t.Variables), mustJSON(t.Constants),
+			mustJSON(t.CalculatedVariables), t.FolderID, ms(t.UpdatedAt), t.ID)
+		switch {
+		case isUnique(err, "name"):
+			return (&app.Error{Code: app.ECodeTemplateExists, Message: "a template named " + t.Name + " already exists"}).WithInfo("field", "name")
+		case isUnique(err, "slug"):
+			return app.ErrInvalid("slug", "another template of the team has the slug %q", t.Slug)
+		case err != nil:
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return app.ErrNotFound(app.ECodeTemplateNotFound, "template")
+		}
+		return nil
+	})
+}
+
+// DeleteTemplates soft-deletes the team's live templates among ids and ends
+// their shares; versions, categories and jobs stay.
+func (db *DB) DeleteTemplates(ctx context.Context, teamID string, ids []string, by string, now time.Time) ([]string, error) {
+	var gone []string
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		gone = nil
+		for _, id := range ids {
+			res, err := tx.ExecContext(ctx, `UPDATE templates SET deleted_at = ?, deleted_by = ?, updated_at = ?
+				WHERE team_id = ? AND id = ? AND deleted_at IS NULL`, ms(now), by, ms(now), teamID, id)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM template_shares WHERE template_id = ?`, id); err != nil {
+				return err
+			}
+			gone = append(gone, id)
+		}
+		return nil
+	})
+	return gone, err
 }
 
 func likeEscape(s string) string {

@@ -13,6 +13,9 @@ var _ app.UserStore = (*DB)(nil)
 
 const userCols = `id, email, name, password_hash, profile_picture_url, email_verified, two_factor_enabled, timezone, personal_team_id, created_at, updated_at`
 
+// userReadCols are userCols plus the columns of later migrations, as scanUser reads them.
+const userReadCols = userCols + `, pending_email, deleted_at, sessions_valid_from`
+
 // CreateUser inserts the user, the personal team and the owner membership.
 func (db *DB) CreateUser(ctx context.Context, u *app.User, team *app.Team) error {
 	return db.tx(ctx, func(tx *sql.Tx) error {
@@ -36,9 +39,10 @@ func (db *DB) CreateUser(ctx context.Context, u *app.User, team *app.Team) error
 func scanUser(row scanner) (*app.User, error) {
 	var u app.User
 	var verified, tfa int
-	var created, updated int64
+	var created, updated, validFrom int64
+	var deleted sql.NullInt64
 	err := row.Scan(&u.ID, &u.Email, &u.Name, &u.PasswordHash, &u.ProfilePictureURL, &verified, &tfa, &u.Timezone,
-		&u.PersonalTeamID, &created, &updated)
+		&u.PersonalTeamID, &created, &updated, &u.PendingEmail, &deleted, &validFrom)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrNotFound(app.ECodeUserNotFound, "user")
 	} else if err != nil {
@@ -46,17 +50,18 @@ func scanUser(row scanner) (*app.User, error) {
 	}
 	u.EmailVerified, u.TwoFactorEnabled = verified == 1, tfa == 1
 	u.CreatedAt, u.UpdatedAt = fromMS(created), fromMS(updated)
+	u.DeletedAt, u.SessionsValidFrom = fromNullMS(deleted), fromMS(validFrom)
 	return &u, nil
 }
 
 // FindUserByID returns a live user.
 func (db *DB) FindUserByID(ctx context.Context, id string) (*app.User, error) {
-	return scanUser(db.read.QueryRowContext(ctx, `SELECT `+userCols+` FROM users WHERE id = ? AND deleted_at IS NULL`, id))
+	return scanUser(db.read.QueryRowContext(ctx, `SELECT `+userReadCols+` FROM users WHERE id = ? AND deleted_at IS NULL`, id))
 }
 
 // FindUserByEmail returns a live user by normalized email.
 func (db *DB) FindUserByEmail(ctx context.Context, email string) (*app.User, error) {
-	return scanUser(db.read.QueryRowContext(ctx, `SELECT `+userCols+` FROM users WHERE email = ? AND deleted_at IS NULL`, email))
+	return scanUser(db.read.QueryRowContext(ctx, `SELECT `+userReadCols+` FROM users WHERE email = ? AND deleted_at IS NULL`, email))
 }
 
 // SetUserVerified marks the user's email verified.

@@ -238,3 +238,48 @@ func (s *Server) handleTemplateAnalytics(w http.ResponseWriter, r *http.Request)
 	writeJSON(w, http.StatusOK, a)
 	return nil
 }
+
+// handleWallet serves GET /api/dashboard/analytics/wallet.
+func (s *Server) handleWallet(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.Analytics.Wallet(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// handleHealth serves GET /api/dashboard/analytics/health.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.Analytics.Health(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// handleInsights serves GET /api/dashboard/analytics/insights.
+func (s *Server) handleInsights(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.Analytics.Insights(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// handleAnalyticsExport serves GET /api/dashboard/analytics/export: a CSV of
+// documents per day (startDate, endDate; default the last 30 days).
+func (s *Server) handleAnalyticsExport(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if _, _, err := app.Period(q.Get("startDate"), q.Get("endDate"), time.Hour, time.Now()); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="documents-per-day.csv"`)
+	if err := s.Analytics.ExportDaily(r.Context(), q.Get("startDate"), q.Get("endDate"), w); err != nil {
+		s.Logger.Error("analytics export", "err", err, "request_id", requestID(r.Context()))
+	}
+	return nil
+}

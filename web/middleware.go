@@ -91,6 +91,36 @@ func recoverPanics(logger *slog.Logger, next http.Handler) http.Handler {
 	})
 }
 
+// Request size limits (SPEC.md, Payload limits). The server reads headers up
+// to MaxHeaderRead so that requests a little over the limit still get the
+// error envelope.
+const (
+	MaxURL        = 8 << 10
+	MaxHeaders    = 16 << 10
+	MaxHeaderRead = 64 << 10
+)
+
+// limitRequestSize refuses an over-long URL or header block before any work.
+func limitRequestSize(logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n := len(r.RequestURI); n > MaxURL {
+			writeError(w, r, logger, (&app.Error{Code: app.ECodeURLTooLong, Message: "URL exceeds 8 KB"}).WithInfo("maxBytes", MaxURL, "actualBytes", n))
+			return
+		}
+		n := 0
+		for k, vs := range r.Header {
+			for _, v := range vs {
+				n += len(k) + len(v) + 4
+			}
+		}
+		if n > MaxHeaders {
+			writeError(w, r, logger, (&app.Error{Code: app.ECodeHeadersTooLarge, Message: "request headers exceed 16 KB"}).WithInfo("maxBytes", MaxHeaders, "actualBytes", n))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // securityHeaders sets headers every response carries.
 func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -130,19 +160,37 @@ const (
 	anyAuth               // JWT or API key
 )
 
-// authenticate resolves the caller for routes that need one.
-func (s *Server) authenticate(level access, next http.Handler) http.Handler {
+// authenticate resolves the caller for routes that need one and applies the
+// rate limit: per team for authenticated calls, per client IP otherwise.
+func (s *Server) authenticate(level access, class string, next http.Handler) http.Handler {
 	if level == public {
-		return next
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := s.Rates.limitByIP(w, r, class); err != nil {
+				writeError(w, r, s.Logger, err)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fail := func(err error) {
+			if lerr := s.Rates.limitByIP(w, r, class); lerr != nil {
+				err = lerr
+			}
+			writeError(w, r, s.Logger, err)
+		}
 		tok := bearer(r)
 		if tok == "" {
-			writeError(w, r, s.Logger, &app.Error{Code: app.ECodeUnauthenticated, Message: "missing Authorization: Bearer header"})
+			fail(&app.Error{Code: app.ECodeUnauthenticated, Message: "missing Authorization: Bearer header"})
 			return
 		}
 		p, err := s.Auth.Authenticate(r.Context(), tok, r.Header.Get("X-Team-Id"))
 		if err != nil {
+			fail(err)
+			return
+		}
+		info(r.Context()).teamID = p.TeamID
+		if err := s.Rates.limitTeam(w, p, class); err != nil {
 			writeError(w, r, s.Logger, err)
 			return
 		}
@@ -150,7 +198,6 @@ func (s *Server) authenticate(level access, next http.Handler) http.Handler {
 			writeError(w, r, s.Logger, &app.Error{Code: app.ECodeJWTOnly, Message: "this endpoint needs a dashboard login (JWT); API keys cannot use it"})
 			return
 		}
-		info(r.Context()).teamID = p.TeamID
 		next.ServeHTTP(w, r.WithContext(app.WithPrincipal(r.Context(), p)))
 	})
 }

@@ -1,5 +1,7 @@
 package web
 
+import "folio/app"
+
 // routes lists every route: METHOD /path, who may call it, and its handler.
 func (s *Server) routes() {
 	// Authentication (DESIGN.md section 3).
@@ -9,9 +11,43 @@ func (s *Server) routes() {
 	s.handle("POST /api/auth/logout", public, s.handleLogout)
 	s.handle("POST /api/auth/verify-email", public, s.handleVerifyEmail)
 	s.handle("POST /api/auth/resend-verification", jwtOnly, s.handleResendVerification)
+	s.handle("POST /api/auth/restore", public, s.handleRestoreAccount)
 
-	// Users.
+	// Users (JWT only; the avatar picture is public).
 	s.handle("GET /api/users/me", jwtOnly, s.handleMe)
+	s.handle("PATCH /api/users/me", jwtOnly, s.handleUpdateMe)
+	s.handle("DELETE /api/users/me", jwtOnly, s.handleDeleteMe)
+	s.handle("POST /api/users/me/change-password", jwtOnly, s.handleChangePassword)
+	s.handle("GET /api/users/me/email-preferences", jwtOnly, s.handleGetEmailPreferences)
+	s.handle("PATCH /api/users/me/email-preferences", jwtOnly, s.handleUpdateEmailPreferences)
+	s.handle("POST /api/users/me/avatar", jwtOnly, s.handleSetAvatar)
+	s.handle("DELETE /api/users/me/avatar", jwtOnly, s.handleDeleteAvatar)
+	s.handle("GET /api/users/{id}/avatar", public, s.handleAvatar)
+	s.handle("GET /api/users/me/export", jwtOnly, s.handleExport)
+	s.handle("GET /api/users/me/2fa/status", jwtOnly, s.handleTwoFactorStatus)
+	s.handle("POST /api/users/me/2fa/enable", jwtOnly, s.handleEnableTwoFactor)
+	s.handle("POST /api/users/me/2fa/verify", jwtOnly, s.handleVerifyTwoFactor)
+	s.handle("POST /api/users/me/2fa/disable", jwtOnly, s.handleDisableTwoFactor)
+	s.handle("POST /api/users/me/2fa/backup-codes", jwtOnly, s.handleBackupCodes)
+
+	// Teams (JWT only). Member, invitation and activity routes act on the
+	// caller's team: X-Team-Id, else the personal team.
+	s.handle("POST /api/teams", jwtOnly, s.handleCreateTeam)
+	s.handle("GET /api/teams", jwtOnly, s.handleListTeams)
+	s.handle("GET /api/teams/{id}", jwtOnly, s.handleGetTeam)
+	s.handle("PUT /api/teams/{id}", jwtOnly, s.handleUpdateTeam)
+	s.handle("DELETE /api/teams/{id}", jwtOnly, s.handleDeleteTeam)
+	s.handle("POST /api/teams/leave", jwtOnly, s.handleLeaveTeam)
+	s.handle("GET /api/teams/members", jwtOnly, s.handleListMembers)
+	s.handle("POST /api/teams/members/invite", jwtOnly, s.handleInvite)
+	s.handle("DELETE /api/teams/members/{id}", jwtOnly, s.handleRemoveMember)
+	s.handle("PATCH /api/teams/members/{id}/role", jwtOnly, s.handleChangeRole)
+	s.handle("DELETE /api/teams/members/{id}/invitation", jwtOnly, s.handleCancelInvitation)
+	s.handle("GET /api/teams/invitations", jwtOnly, s.handleTeamInvitations)
+	s.handle("GET /api/teams/invitations/my", jwtOnly, s.handleMyInvitations)
+	s.handle("POST /api/teams/invitations/{id}/accept", jwtOnly, s.handleAcceptInvitation)
+	s.handle("POST /api/teams/invitations/{id}/reject", jwtOnly, s.handleRejectInvitation)
+	s.handle("GET /api/teams/activity", jwtOnly, s.handleActivity)
 
 	// API keys (JWT only).
 	s.handle("POST /api/api-keys", jwtOnly, s.handleCreateKey)
@@ -22,14 +58,53 @@ func (s *Server) routes() {
 	s.handle("GET /api/api-keys/{id}/stats", jwtOnly, s.handleKeyStats)
 	s.handle("DELETE /api/api-keys/{id}", jwtOnly, s.handleDeleteKey)
 
-	// Templates: writes need a JWT, reads accept an API key.
+	// Templates: writes under /api/templates need a JWT; /api/v1/templates
+	// serves API keys (reads: templates:read, writes: templates:write); reads
+	// accept either. The typed forms /api/templates/attachment/... (legacy
+	// aliases) and /api/templates/{type}/{id}/share(s) are mapped onto these
+	// before routing (templatePaths in web/template.go).
 	s.handle("POST /api/templates", jwtOnly, s.handleCreateTemplate)
 	s.handle("GET /api/templates", anyAuth, s.handleListTemplates)
 	s.handle("GET /api/templates/{id}", anyAuth, s.handleGetTemplate)
+	s.handle("PUT /api/templates/{id}", jwtOnly, s.handleUpdateTemplate)
+	s.handle("DELETE /api/templates/{id}", jwtOnly, s.handleDeleteTemplate)
+	s.handle("POST /api/templates/{id}/publish", jwtOnly, s.handlePublishTemplate)
+	s.handle("POST /api/templates/{id}/duplicate", jwtOnly, s.handleDuplicateTemplate)
+	s.handle("GET /api/templates/{id}/export", anyAuth, s.handleExportTemplate)
+	s.handle("POST /api/templates/import", jwtOnly, s.handleImportTemplate)
+	s.handle("GET /api/templates/{id}/versions", anyAuth, s.handleTemplateVersions)
+	s.handle("GET /api/templates/{id}/versions/{versionId}", anyAuth, s.handleTemplateVersion)
+	s.handle("POST /api/templates/{id}/versions/{versionId}/restore", jwtOnly, s.handleRestoreVersion)
+	s.handle("GET /api/templates/{id}/automation-fields", anyAuth, s.handleAutomationFields)
+	s.handle("POST /api/templates/bulk-delete", jwtOnly, s.handleBulkDeleteTemplates)
+	s.handle("POST /api/templates/bulk-categories", jwtOnly, s.handleBulkCategories)
+	s.handle("POST /api/templates/{id}/share", jwtOnly, s.handleShareTemplate)
+	s.handle("GET /api/templates/{id}/shares", jwtOnly, s.handleListShares)
+	s.handle("GET /api/templates/shared", anyAuth, s.handleSharedTemplates)
+	s.handle("PUT /api/templates/shares/{shareId}", jwtOnly, s.handleUpdateShare)
+	s.handle("DELETE /api/templates/shares/{shareId}", jwtOnly, s.handleDeleteShare)
 	s.handle("GET /api/v1/templates", anyAuth, s.handleListTemplates)
 	s.handle("GET /api/v1/templates/{id}", anyAuth, s.handleGetTemplate)
+	s.handle("POST /api/v1/templates", anyAuth, s.handleCreateTemplate)
+	s.handle("PATCH /api/v1/templates/{id}", anyAuth, s.handleUpdateTemplate)
+	s.handle("DELETE /api/v1/templates/{id}", anyAuth, s.handleDeleteTemplate)
+
+	// Template folders and categories (minimal team records for filing templates).
+	s.handle("POST /api/template-folders", jwtOnly, s.handleCreateGroup(app.GroupFolder))
+	s.handle("GET /api/template-folders", anyAuth, s.handleListGroups(app.GroupFolder))
+	s.handle("PUT /api/template-folders/{id}", jwtOnly, s.handleRenameGroup(app.GroupFolder))
+	s.handle("DELETE /api/template-folders/{id}", jwtOnly, s.handleDeleteGroup(app.GroupFolder))
+	s.handle("POST /api/template-categories", jwtOnly, s.handleCreateGroup(app.GroupCategory))
+	s.handle("GET /api/template-categories", anyAuth, s.handleListGroups(app.GroupCategory))
+	s.handle("PUT /api/template-categories/{id}", jwtOnly, s.handleRenameGroup(app.GroupCategory))
+	s.handle("DELETE /api/template-categories/{id}", jwtOnly, s.handleDeleteGroup(app.GroupCategory))
 	s.handle("GET /api/templates/{id}/analytics", anyAuth, s.handleTemplateAnalytics)
 	s.handle("GET /api/v1/templates/{id}/analytics", anyAuth, s.handleTemplateAnalytics)
+
+	// Previews and validation: render or check without storing anything.
+	s.handle("POST /api/templates/{id}/preview", anyAuth, s.handlePreview)
+	s.handle("POST /api/templates/validate-schema", anyAuth, s.handleValidateSchema)
+	s.handle("POST /api/templates/validate-variables", anyAuth, s.handleValidateVariables)
 
 	// Documents.
 	s.handle("POST /api/v1/documents/generate", anyAuth, s.handleGenerate)
@@ -46,4 +121,20 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/documents/queue/stats", anyAuth, s.handleQueueStats)
 	s.handle("GET /api/v1/documents/analytics", anyAuth, s.handleDocumentAnalytics)
 	s.handle("GET /api/v1/analytics/usage", anyAuth, s.handleUsage)
+
+	// Dashboard analytics (JWT).
+	s.handle("GET /api/dashboard/analytics/wallet", jwtOnly, s.handleWallet)
+	s.handle("GET /api/dashboard/analytics/health", jwtOnly, s.handleHealth)
+	s.handle("GET /api/dashboard/analytics/insights", jwtOnly, s.handleInsights)
+	s.handle("GET /api/dashboard/analytics/export", jwtOnly, s.handleAnalyticsExport)
+
+	// Webhook subscriptions.
+	s.handle("POST /api/v1/webhook-subscriptions", anyAuth, s.handleCreateSubscription)
+	s.handle("GET /api/v1/webhook-subscriptions", anyAuth, s.handleListSubscriptions)
+	s.handle("GET /api/v1/webhook-subscriptions/{id}", anyAuth, s.handleGetSubscription)
+	s.handle("PATCH /api/v1/webhook-subscriptions/{id}", anyAuth, s.handleUpdateSubscription)
+	s.handle("DELETE /api/v1/webhook-subscriptions/{id}", anyAuth, s.handleDeleteSubscription)
+	s.handle("POST /api/v1/webhook-subscriptions/{id}/test", anyAuth, s.handleTestSubscription)
+	s.handle("GET /api/v1/webhook-subscriptions/{id}/deliveries", anyAuth, s.handleListDeliveries)
+	s.handle("POST /api/v1/webhook-subscriptions/{id}/deliveries/{deliveryId}/retry", anyAuth, s.handleRetryDelivery)
 }

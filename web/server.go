@@ -21,7 +21,12 @@ type Server struct {
 	Templates *app.TemplateService
 	Documents *app.DocumentService
 	Analytics *app.AnalyticsService
+	Webhooks  *app.WebhookService
+	Teams     *app.TeamService
+	Accounts  *app.AccountService
 	Logger    *slog.Logger
+	// Rates is nil when rate limiting is off.
+	Rates *RateLimits
 
 	mux     *http.ServeMux
 	handler http.Handler
@@ -34,6 +39,8 @@ func (s *Server) Handler() http.Handler {
 		s.mux = http.NewServeMux()
 		s.routes()
 		var h http.Handler = http.HandlerFunc(s.dispatch)
+		h = templatePaths(h) // typed template paths -> canonical, before routing
+		h = limitRequestSize(s.Logger, h)
 		h = securityHeaders(h)
 		h = recoverPanics(s.Logger, h)
 		h = logRequests(s.Logger, h)
@@ -47,6 +54,10 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	if _, pattern := s.mux.Handler(r); pattern != "" {
 		s.mux.ServeHTTP(w, r)
+		return
+	}
+	if err := s.Rates.limitByIP(w, r, app.ClassOther); err != nil {
+		writeError(w, r, s.Logger, err)
 		return
 	}
 	rec := &headerOnly{header: http.Header{}}
@@ -84,7 +95,7 @@ func (s *Server) handle(pattern string, level access, fn handlerFunc) {
 			writeError(w, r, s.Logger, err)
 		}
 	})
-	s.mux.Handle(pattern, s.authenticate(level, h))
+	s.mux.Handle(pattern, s.authenticate(level, classOf(pattern), h))
 }
 
 // Serve serves HTTPS on ln until Shutdown. certs supplies the certificate.
@@ -95,7 +106,7 @@ func (s *Server) Serve(ln net.Listener, cert func(*tls.ClientHelloInfo) (*tls.Ce
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    16 << 10,
+		MaxHeaderBytes:    MaxHeaderRead,
 		ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
 		TLSConfig: &tls.Config{
 			MinVersion:     tls.VersionTLS12,

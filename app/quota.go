@@ -1,0 +1,52 @@
+package app
+
+import (
+	"context"
+	"time"
+)
+
+// Charge asks the store to pay for new jobs, in the transaction that records
+// them: the monthly quota first, then credits (DESIGN.md section 6).
+type Charge struct {
+	TeamID string
+	Month  string // YYYY-MM (UTC)
+	Quota  int64  // documents per month of the team's plan
+}
+
+// Usage counters of one team and month.
+type UsageCounts struct {
+	Documents   int64 // charged to the monthly quota
+	CreditsUsed int64 // charged to credits
+}
+
+// UsageStore reads usage counters.
+type UsageStore interface {
+	FindUsage(ctx context.Context, teamID, month string) (UsageCounts, error)
+}
+
+// Month is the quota period of t: the calendar month in UTC.
+func Month(t time.Time) string { return t.UTC().Format("2006-01") }
+
+// ErrQuota builds the refusal for a request of n documents.
+func ErrQuota(quota, used, credits, n int64) *Error {
+	left := max(0, quota-used)
+	if left == 0 && credits == 0 {
+		return (&Error{Code: ECodeQuotaExceeded, Message: "monthly generation quota exceeded and no document credits left"}).
+			WithInfo("quota", quota, "used", used, "credits", credits, "requested", n)
+	}
+	return (&Error{Code: ECodeNoCredits, Message: "not enough quota and document credits for this request"}).
+		WithInfo("quota", quota, "used", used, "credits", credits, "requested", n, "available", left+credits)
+}
+
+// charge returns the charge for the caller's team this month.
+func (s *DocumentService) charge(ctx context.Context, teamID string) (*Charge, Plan, error) {
+	team, err := s.Teams.FindTeam(ctx, teamID)
+	if err != nil {
+		return nil, Plan{}, err
+	}
+	plan, err := FindPlan(team.Plan)
+	if err != nil {
+		return nil, Plan{}, err
+	}
+	return &Charge{TeamID: teamID, Month: Month(s.Now()), Quota: plan.DocumentsPerMonth}, plan, nil
+}

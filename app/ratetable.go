@@ -1,0 +1,141 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// Rate-limit endpoint classes (SPEC.md Limits, Set 2, in force per DESIGN.md
+// section 5).
+const (
+	ClassGenerate = "generate" // POST /api/v1/documents/generate
+	ClassBatch    = "batch"    // POST /api/v1/documents/generate/batch
+	ClassRead     = "read"     // GET jobs, GET jobs/:id, GET templates/*
+	ClassOther    = "other"    // everything else
+	ClassDownload = "download" // signed download links, per client IP
+)
+
+// Authentication kinds for rate limiting; OAuth has a column for when OAuth
+// clients exist.
+const (
+	KindKey   = "key"
+	KindOAuth = "oauth"
+	KindJWT   = "jwt"
+)
+
+// RateTable is the rate-limit configuration. It is the JSON format of
+// --rate-limits FILE.
+type RateTable struct {
+	WindowSeconds int `json:"windowSeconds"`
+	// Unauthenticated is the limit per client IP for calls without valid
+	// authentication.
+	Unauthenticated int `json:"unauthenticated"`
+	// Download is the limit per client IP for signed download links.
+	Download int `json:"download"`
+	// Classes maps a class to its limit per team for each kind.
+	Classes map[string]map[string]int `json:"classes"`
+}
+
+// DefaultRateTable is SPEC.md's Set 2.
+func DefaultRateTable() *RateTable {
+	return &RateTable{
+		WindowSeconds:   60,
+		Unauthenticated: 60,
+		Download:        300,
+		Classes: map[string]map[string]int{
+			ClassGenerate: {KindKey: 100, KindOAuth: 50, KindJWT: 100},
+			ClassBatch:    {KindKey: 10, KindOAuth: 5, KindJWT: 10},
+			ClassRead:     {KindKey: 300, KindOAuth: 150, KindJWT: 300},
+			ClassOther:    {KindKey: 1000, KindOAuth: 500, KindJWT: 500},
+		},
+	}
+}
+
+// LoadRateTable reads a --rate-limits file; missing entries keep Set 2's values.
+func LoadRateTable(path string) (*RateTable, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--rate-limits: %w", err)
+	}
+	var in RateTable
+	if err := json.Unmarshal(b, &in); err != nil {
+		return nil, fmt.Errorf("--rate-limits %s: %w", path, err)
+	}
+	t := DefaultRateTable()
+	if in.WindowSeconds != 0 {
+		t.WindowSeconds = in.WindowSeconds
+	}
+	if in.Unauthenticated != 0 {
+		t.Unauthenticated = in.Unauthenticated
+	}
+	if in.Download != 0 {
+		t.Download = in.Download
+	}
+	for class, kinds := range in.Classes {
+		if _, ok := t.Classes[class]; !ok {
+			return nil, fmt.Errorf("--rate-limits %s: unknown class %q (generate, batch, read, other)", path, class)
+		}
+		for kind, n := range kinds {
+			if kind != KindKey && kind != KindOAuth && kind != KindJWT {
+				return nil, fmt.Errorf("--rate-limits %s: unknown kind %q (key, oauth, jwt)", path, kind)
+			}
+			t.Classes[class][kind] = n
+		}
+	}
+	if t.WindowSeconds < 1 || t.Unauthenticated < 1 || t.Download < 1 {
+		return nil, fmt.Errorf("--rate-limits %s: limits and windowSeconds must be positive", path)
+	}
+	return t, nil
+}
+
+// Window is the table's window.
+func (t *RateTable) Window() time.Duration { return time.Duration(t.WindowSeconds) * time.Second }
+
+// Limit returns the per-team limit for a class and kind.
+func (t *RateTable) Limit(class, kind string) int {
+	if n := t.Classes[class][kind]; n > 0 {
+		return n
+	}
+	return t.Classes[ClassOther][kind]
+}
+
+// RateStore persists limiter counters (bbolt) so limits survive restarts.
+type RateStore interface {
+	SaveRateWindows(m map[string]WindowState) error
+	LoadRateWindows() (map[string]WindowState, error)
+}
+
+// PersistLimiter restores l from the store, then saves it every interval and
+// once more when ctx ends, so counts survive restarts (a crash loses at most
+// one interval).
+func PersistLimiter(ctx context.Context, l *MemoryLimiter, st RateStore, every time.Duration, logger *slog.Logger) (wait func(), err error) {
+	m, err := st.LoadRateWindows()
+	if err != nil {
+		return nil, err
+	}
+	l.Restore(m)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				if err := st.SaveRateWindows(l.Snapshot()); err != nil {
+					logger.Error("save rate limits", "err", err)
+				}
+				return
+			case <-t.C:
+				if err := st.SaveRateWindows(l.Snapshot()); err != nil {
+					logger.Error("save rate limits", "err", err)
+				}
+			}
+		}
+	}()
+	return func() { <-done }, nil
+}

@@ -1,0 +1,410 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Webhook event names (SPEC.md, Events; DESIGN.md section 5: all four).
+const (
+	EventDocumentGenerated = "document.generated"
+	EventDocumentFailed    = "document.failed"
+	EventBatchCompleted    = "batch.completed"
+	EventBatchFailed       = "batch.failed"
+)
+
+// EventNames lists every event a subscription can ask for.
+var EventNames = []string{EventDocumentGenerated, EventDocumentFailed, EventBatchCompleted, EventBatchFailed}
+
+// Webhook limits.
+const (
+	MaxWebhookPayload     = 256 << 10
+	MaxSubscriptions      = 25
+	WebhookEventsPerSec   = 100
+	WebhookAttemptTimeout = 30 * time.Second
+)
+
+// Delivery statuses.
+const (
+	DeliveryPending = "pending"
+	DeliverySuccess = "success"
+	DeliveryFailed  = "failed"
+)
+
+// Subscription is a team's webhook endpoint.
+type Subscription struct {
+	ID          string    `json:"id"`
+	URL         string    `json:"url"`
+	Events      []string  `json:"events"`
+	Description string    `json:"description"`
+	Enabled     bool      `json:"enabled"`
+	Secret      string    `json:"secret,omitempty"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+	TeamID      string    `json:"-"`
+}
+
+// Event is one occurrence to notify: its payload is the exact body sent,
+// the same on every attempt.
+type Event struct {
+	ID        string
+	TeamID    string
+	Type      string
+	Payload   []byte
+	CreatedAt time.Time
+}
+
+// Delivery is one event sent (or to be sent) to one subscription.
+type Delivery struct {
+	ID             string     `json:"id"`
+	EventID        string     `json:"eventId"`
+	Event          string     `json:"event"`
+	Status         string     `json:"status"`
+	StatusCode     *int       `json:"statusCode"`
+	ResponseTime   *int64     `json:"responseTime"`
+	Error          string     `json:"error"`
+	Attempts       int        `json:"attempts"`
+	AttemptedAt    *time.Time `json:"attemptedAt"`
+	NextRetryAt    *time.Time `json:"nextRetryAt"`
+	CreatedAt      time.Time  `json:"createdAt"`
+	SubscriptionID string     `json:"-"`
+	TeamID         string     `json:"-"`
+	Payload        []byte     `json:"-"`
+	MaxAttempts    int        `json:"-"`
+}
+
+// Attempt is the outcome of one delivery attempt, as recorded.
+type Attempt struct {
+	Number       int
+	StatusCode   *int
+	ResponseTime int64
+	Error        string
+	Success      bool
+	At           time.Time
+	// NextRetryAt is set when another attempt is scheduled.
+	NextRetryAt *time.Time
+}
+
+// SubscriptionUpdate holds the optional fields of a PATCH.
+type SubscriptionUpdate struct {
+	URL         *string
+	Events      []string
+	Description *string
+	Enabled     *bool
+}
+
+// WebhookStore keeps subscriptions, the event outbox and deliveries.
+type WebhookStore interface {
+	CreateSubscription(ctx context.Context, s *Subscription) error
+	FindSubscription(ctx context.Context, teamID, id string) (*Subscription, error)
+	FindSubscriptions(ctx context.Context, teamID string) ([]*Subscription, error)
+	UpdateSubscription(ctx context.Context, teamID, id string, upd SubscriptionUpdate, now time.Time) (*Subscription, error)
+	DeleteSubscription(ctx context.Context, teamID, id string) error
+	// DispatchEvent creates a pending delivery for every enabled subscription
+	// of the event's team that asks for it, and marks the event dispatched,
+	// in one transaction. Dispatching twice creates nothing new.
+	DispatchEvent(ctx context.Context, e *Event, maxAttempts int, now time.Time) ([]*Delivery, error)
+	UndispatchedEvents(ctx context.Context, limit int) ([]*Event, error)
+	// CreateDelivery records a delivery made outside dispatch (test events).
+	CreateDelivery(ctx context.Context, d *Delivery) error
+	FindDelivery(ctx context.Context, id string) (*Delivery, error)
+	FindDeliveries(ctx context.Context, teamID, subscriptionID string, limit int) ([]*Delivery, error)
+	// RecordAttempt stores attempt a unless that attempt number is already
+	// recorded (a replay after a crash); it returns the delivery as stored.
+	RecordAttempt(ctx context.Context, id string, a Attempt) (*Delivery, error)
+	// RetryDelivery turns a failed delivery back to pending with one more
+	// attempt allowed.
+	RetryDelivery(ctx context.Context, teamID, subscriptionID, id string, now time.Time) (*Delivery, error)
+	PendingDeliveries(ctx context.Context) ([]*Delivery, error)
+}
+
+// WebhookService manages subscriptions for the API.
+type WebhookService struct {
+	Store        WebhookStore
+	Deliverer    *Deliverer
+	AllowPrivate bool
+	Now          func() time.Time
+}
+
+// SubscriptionInput is the body of POST and PATCH on subscriptions.
+type SubscriptionInput struct {
+	URL         *string  `json:"url"`
+	Events      []string `json:"events"`
+	Description *string  `json:"description"`
+	Enabled     *bool    `json:"enabled"`
+}
+
+func (s *WebhookService) manager(ctx context.Context) (*Principal, error) {
+	p, err := PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Require(PermWebhooksWrite); err != nil {
+		return nil, err
+	}
+	if p.Kind == AuthJWT && !CanAdmin(p.Role) && p.Role != RoleMember {
+		return nil, &Error{Code: ECodeForbidden, Message: "viewers cannot manage webhooks"}
+	}
+	return p, nil
+}
+
+// checkURL accepts only https URLs whose host is public, unless private
+// targets are allowed.
+func (s *WebhookService) checkURL(ctx context.Context, raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Hostname() == "" {
+		return "", ErrInvalid("url", "url must be an absolute https:// URL")
+	}
+	if u.Scheme != "https" {
+		return "", ErrInvalid("url", "url must use https")
+	}
+	if len(raw) > 2048 {
+		return "", ErrInvalid("url", "url must be at most 2048 characters")
+	}
+	if u.Fragment != "" {
+		return "", ErrInvalid("url", "url must not have a fragment")
+	}
+	if !s.AllowPrivate {
+		if err := checkPublicHost(ctx, u.Hostname()); err != nil {
+			return "", ErrInvalid("url", "%s", err.Error())
+		}
+	}
+	return u.String(), nil
+}
+
+func checkEvents(events []string) ([]string, error) {
+	if len(events) == 0 {
+		return nil, ErrInvalid("events", "events must name at least one of %s", strings.Join(EventNames, ", "))
+	}
+	var out []string
+	for _, e := range events {
+		if !slices.Contains(EventNames, e) {
+			return nil, ErrInvalid("events", "unknown event %q (one of %s)", e, strings.Join(EventNames, ", "))
+		}
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func checkDescription(d string) error {
+	if utf8.RuneCountInString(d) > 500 {
+		return ErrInvalid("description", "description must be at most 500 characters")
+	}
+	return nil
+}
+
+// CreateSubscription stores a subscription and returns it with its signing
+// secret, the only time the secret is shown.
+func (s *WebhookService) CreateSubscription(ctx context.Context, in SubscriptionInput) (*Subscription, error) {
+	p, err := s.manager(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := RequireVerified(p); err != nil {
+		return nil, err
+	}
+	if in.URL == nil || *in.URL == "" {
+		return nil, ErrRequired("url")
+	}
+	u, err := s.checkURL(ctx, *in.URL)
+	if err != nil {
+		return nil, err
+	}
+	events := EventNames
+	if in.Events != nil {
+		if events, err = checkEvents(in.Events); err != nil {
+			return nil, err
+		}
+	}
+	sub := &Subscription{ID: NewID("whk"), TeamID: p.TeamID, URL: u, Events: events, Enabled: true, Secret: "whsec_" + RandomString(40)}
+	if in.Description != nil {
+		if err := checkDescription(*in.Description); err != nil {
+			return nil, err
+		}
+		sub.Description = *in.Description
+	}
+	if in.Enabled != nil {
+		sub.Enabled = *in.Enabled
+	}
+	existing, err := s.Store.FindSubscriptions(ctx, p.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	if len(existing) >= MaxSubscriptions {
+		return nil, Errorf(ECodePlanLimit, "a team can have at most %d webhook subscriptions", MaxSubscriptions).
+			WithInfo("limit", MaxSubscriptions, "current", len(existing), "resource", "webhookSubscriptions")
+	}
+	sub.CreatedAt = s.Now().UTC()
+	sub.UpdatedAt = sub.CreatedAt
+	if err := s.Store.CreateSubscription(ctx, sub); err != nil {
+		return nil, err
+	}
+	return sub, nil
+}
+
+// FindSubscriptions lists the team's subscriptions without secrets.
+func (s *WebhookService) FindSubscriptions(ctx context.Context) ([]*Subscription, error) {
+	p, err := s.manager(ctx)
+	if err != nil {
+		return nil, err
+	}
+	subs, err := s.Store.FindSubscriptions(ctx, p.TeamID)
+	for _, sub := range subs {
+		sub.Secret = ""
+	}
+	return subs, err
+}
+
+// FindSubscription returns one subscription without its secret.
+func (s *WebhookService) FindSubscription(ctx context.Context, id string) (*Subscription, error) {
+	p, err := s.manager(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sub, err := s.Store.FindSubscription(ctx, p.TeamID, id)
+	if err != nil {
+		return nil, err
+	}
+	sub.Secret = ""
+	return sub, nil
+}
+
+// UpdateSubscription changes url, events, description or enabled.
+func (s *WebhookService) UpdateSubscription(ctx context.Context, id string, in SubscriptionInput) (*Subscription, error) {
+	p, err := s.manager(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var upd SubscriptionUpdate
+	if in.URL != nil {
+		u, err := s.checkURL(ctx, *in.URL)
+		if err != nil {
+			return nil, err
+		}
+		upd.URL = &u
+	}
+	if in.Events != nil {
+		if upd.Events, err = checkEvents(in.Events); err != nil {
+			return nil, err
+		}
+	}
+	if in.Description != nil {
+		if err := checkDescription(*in.Description); err != nil {
+			return nil, err
+		}
+	}
+	upd.Description, upd.Enabled = in.Description, in.Enabled
+	sub, err := s.Store.UpdateSubscription(ctx, p.TeamID, id, upd, s.Now().UTC())
+	if err != nil {
+		return nil, err
+	}
+	sub.Secret = ""
+	return sub, nil
+}
+
+// DeleteSubscription removes a subscription; its pending deliveries are dropped.
+func (s *WebhookService) DeleteSubscription(ctx context.Context, id string) error {
+	p, err := s.manager(ctx)
+	if err != nil {
+		return err
+	}
+	return s.Store.DeleteSubscription(ctx, p.TeamID, id)
+}
+
+// FindDeliveries lists a subscription's most recent deliveries.
+func (s *WebhookService) FindDeliveries(ctx context.Context, id string, limit int) ([]*Delivery, error) {
+	p, err := s.manager(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Store.FindSubscription(ctx, p.TeamID, id); err != nil {
+		return nil, err
+	}
+	return s.Store.FindDeliveries(ctx, p.TeamID, id, limit)
+}
+
+// RetryDelivery schedules one more attempt of a failed delivery now.
+func (s *WebhookService) RetryDelivery(ctx context.Context, subID, id string) (*Delivery, error) {
+	p, err := s.manager(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.Store.RetryDelivery(ctx, p.TeamID, subID, id, s.Now().UTC())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Deliverer.Schedule(ctx, d); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// TestResult is the answer of the test endpoint.
+type TestResult struct {
+	Success      bool      `json:"success"`
+	DeliveryID   string    `json:"deliveryId"`
+	EventID      string    `json:"eventId"`
+	StatusCode   *int      `json:"statusCode"`
+	ResponseTime int64     `json:"responseTime"`
+	Error        string    `json:"error,omitempty"`
+	Delivery     *Delivery `json:"delivery"`
+}
+
+// SendTest sends a document.generated test event to the subscription now and
+// records it in the delivery history. Test events are not retried on their
+// own; a failed one can be retried by hand.
+func (s *WebhookService) SendTest(ctx context.Context, id string) (*TestResult, error) {
+	p, err := s.manager(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sub, err := s.Store.FindSubscription(ctx, p.TeamID, id)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now().UTC()
+	exp := now.Add(24 * time.Hour)
+	e, err := NewEvent(sub.TeamID, EventDocumentGenerated, now, map[string]any{
+		"jobId": "job_test", "templateId": "tpl_test", "format": "pdf", "status": StatusCompleted,
+		"downloadUrl": "https://example.invalid/test.pdf", "expiresAt": exp, "generatedAt": now,
+		"metadata": map[string]any{"test": true},
+	})
+	if err != nil {
+		return nil, err
+	}
+	d := &Delivery{ID: NewID("dlv"), EventID: e.ID, Event: e.Type, Status: DeliveryPending, MaxAttempts: 1,
+		CreatedAt: now, SubscriptionID: sub.ID, TeamID: sub.TeamID, Payload: e.Payload}
+	if err := s.Store.CreateDelivery(ctx, d); err != nil {
+		return nil, err
+	}
+	d, err = s.Deliverer.attempt(ctx, d, sub)
+	if err != nil {
+		return nil, err
+	}
+	r := &TestResult{Success: d.Status == DeliverySuccess, DeliveryID: d.ID, EventID: d.EventID, StatusCode: d.StatusCode, Error: d.Error, Delivery: d}
+	if d.ResponseTime != nil {
+		r.ResponseTime = *d.ResponseTime
+	}
+	return r, nil
+}
+
+// NewEvent builds an event with the spec's body {event, timestamp, data}.
+func NewEvent(teamID, typ string, now time.Time, data any) (*Event, error) {
+	body, err := json.Marshal(struct {
+		Event     string    `json:"event"`
+		Timestamp time.Time `json:"timestamp"`
+		Data      any       `json:"data"`
+	}{typ, now.UTC(), data})
+	if err != nil {
+		return nil, err
+	}
+	return &Event{ID: NewID("evt"), TeamID: teamID, Type: typ, Payload: body, CreatedAt: now.UTC()}, nil
+}

@@ -1,0 +1,322 @@
+package render
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"fmt"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/skip2/go-qrcode"
+)
+
+// PageText returns the layout text pdftotext reads on page n alone.
+func PageText(tb testing.TB, pdf []byte, n int) string {
+	tb.Helper()
+	return ExtractText(tb, pdf, "-layout", "-f", itoa(n), "-l", itoa(n))
+}
+
+// Rasterize renders page 1 at dpi with pdftoppm.
+func Rasterize(tb testing.TB, pdf []byte, dpi int) image.Image {
+	tb.Helper()
+	needTool(tb, "pdftoppm")
+	dir := tb.TempDir()
+	in := filepath.Join(dir, "doc.pdf")
+	if err := os.WriteFile(in, pdf, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	out := filepath.Join(dir, "page")
+	if b, err := exec.Command("pdftoppm", "-png", "-gray", "-r", itoa(dpi), "-f", "1", "-l", "1", "-singlefile", in, out).CombinedOutput(); err != nil {
+		tb.Fatalf("pdftoppm: %v: %s", err, b)
+	}
+	raw, err := os.ReadFile(out + ".png")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return img
+}
+
+// dark reports whether the pixel at (x, y) millimetres is dark, at 10 px/mm.
+func dark(img image.Image, x, y float64) bool {
+	r, _, _, _ := img.At(int(x*10), int(y*10)).RGBA()
+	return r < 0x8000
+}
+
+func TestTableRepeatsHeaderAndNeverSplitsRows(t *testing.T) {
+	def, input := LoadCase(t, filepath.Join("testdata", "table-pages"))
+	pdf := MustRender(t, MustCompile(t, def), input, Options{})
+	pages := PageCount(t, pdf)
+	if pages < 3 {
+		t.Fatalf("pages = %d, want the table to span at least 3", pages)
+	}
+	rowStart := regexp.MustCompile(`^\s*(\d+)\s+row (\d+) `)
+	seen := map[int]int{} // row → page
+	for n := 1; n <= pages; n++ {
+		lines := nonEmptyLines(PageText(t, pdf, n))
+		first := 0
+		if n == 1 {
+			first = 1 // the heading
+		}
+		if n <= pages && len(lines) > first && !strings.HasPrefix(strings.Join(strings.Fields(lines[first]), " "), "No. Text Double") {
+			if !(n == pages && strings.TrimSpace(lines[0]) == "END OF TABLE") {
+				t.Errorf("page %d starts with %q, want the table header", n, lines[first])
+			}
+		}
+		wrapped := 0
+		for i, line := range lines {
+			if m := rowStart.FindStringSubmatch(line); m != nil {
+				row, _ := strconv.Atoi(m[1])
+				seen[row] = n
+				if strings.Contains(line, "wraps") {
+					wrapped++
+					// A wrapped row's last line ends "is long" on the same page.
+					if i+2 >= len(lines) || strings.TrimSpace(lines[i+2]) != "is long" {
+						t.Errorf("page %d: row %d does not end on the same page", n, row)
+					}
+				}
+			}
+		}
+		if got := strings.Count(PageText(t, pdf, n), "is long\n"); got != wrapped {
+			t.Errorf("page %d: %d wrapped rows start but %d end", n, wrapped, got)
+		}
+	}
+	for row := 1; row <= 120; row++ {
+		if seen[row] == 0 {
+			t.Errorf("row %d missing", row)
+		}
+	}
+}
+
+func TestTableRowTallerThanAPageIsBrokenOverPages(t *testing.T) {
+	tpl := MustCompile(t, schemaDef(`{"sections":[{"id":"b","components":[{"type":"table","props":{"rows":"rows","columns":[
+		{"header":"Id","value":"{{ row.id }}","width":15},{"header":"Text","value":"{{ row.text }}"}]}}]}]}`))
+	text := strings.Repeat("many words in one enormous cell ", 600)
+	pdf := MustRender(t, tpl, map[string]any{"rows": []any{map[string]any{"id": 1, "text": text}, map[string]any{"id": 2, "text": "short"}}}, Options{})
+	pages := PageCount(t, pdf)
+	if pages < 2 {
+		t.Fatalf("pages = %d, want the giant row over several", pages)
+	}
+	for n := 1; n <= pages; n++ {
+		if !strings.HasPrefix(strings.TrimSpace(PageText(t, pdf, n)), "Id") {
+			t.Errorf("page %d lacks the header", n)
+		}
+	}
+	if got := strings.Count(strings.Join(strings.Fields(ExtractText(t, pdf)), " "), "enormous"); got != 600 {
+		t.Errorf("found %d of 600 words: text was lost", got)
+	}
+	assertInsidePage(t, pdf)
+}
+
+// assertInsidePage checks that every word lies inside the page.
+func assertInsidePage(t *testing.T, pdf []byte) {
+	t.Helper()
+	for _, b := range WordBoxes(t, pdf) {
+		if b[0] < 0 || b[1] < 0 || b[2] > 595.3 || b[3] > 841.9 {
+			t.Errorf("word box %v leaves the A4 page", b)
+		}
+	}
+}
+
+func TestImagesAreEmbeddedOnceAndSized(t *testing.T) {
+	needTool(t, "pdfimages")
+	def, input := LoadCase(t, filepath.Join("testdata", "image"))
+	pdf, stats := MustRenderFormat(t, MustCompile(t, def), input, PDF, Options{})
+	if stats.Images != 3 {
+		t.Errorf("stats.Images = %d, want 3 (the same PNG three times counts once)", stats.Images)
+	}
+	out, err := exec.Command("pdfimages", "-list", writeTemp(t, pdf)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pdfimages: %v: %s", err, out)
+	}
+	// page num type width height color comp bpc enc interp object ID x-ppi y-ppi …
+	var got []string
+	objects := map[string]bool{}
+	for _, line := range nonEmptyLines(string(out))[2:] {
+		f := strings.Fields(line)
+		if f[2] != "image" {
+			continue
+		}
+		objects[f[10]] = true
+		got = append(got, fmt.Sprintf("%sx%s@%s", f[3], f[4], f[12]))
+	}
+	// 60x30 px at 96 dpi natural size; 60 mm wide (25 ppi); JPEG 20 mm high
+	// (51 ppi); 50x10 mm box keeps proportions: 10 mm high (76 ppi); the
+	// 16-bit PNG converted, 40 mm wide (13 ppi).
+	want := []string{"60x30@96", "60x30@25", "40x40@51", "60x30@76", "20x10@13"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("images = %v, want %v", got, want)
+	}
+	if len(objects) != 3 {
+		t.Errorf("%d image objects, want 3", len(objects))
+	}
+}
+
+func TestImageErrors(t *testing.T) {
+	tests := []struct {
+		name, src, want string
+	}{
+		{"not a data URI", "https://example.com/logo.png", "must be a data URI"},
+		{"gif", "data:image/gif;base64,R0lGODlhAQABAAAAACw=", "not supported"},
+		{"bad base64", "data:image/png;base64,%%%", "not valid base64"},
+		{"not an image", "data:image/png;base64,aGVsbG8=", "neither PNG nor JPEG"},
+		{"truncated png", "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAADwAAAAeCAYAAAB", "cannot be read"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// A literal source is checked when the template is saved…
+			_, err := MustEngine(t).Compile(schemaDef(`{"sections":[{"id":"b","components":[{"type":"image","props":{"src":` + quote(tt.src) + `}}]}]}`))
+			assertIssue(t, err, "schema.sections[0].components[0].props.src", tt.want)
+			// …one from a variable when the document is rendered.
+			tpl := MustCompile(t, schemaDef(`{"sections":[{"id":"b","components":[{"type":"image","props":{"src":"{{ logo }}"}}]}]}`))
+			_, err = tpl.Render(t.Context(), &bytes.Buffer{}, PDF, map[string]any{"logo": tt.src}, Options{})
+			assertExpressionError(t, err, "schema.sections[0].components[0].props.src", tt.want)
+		})
+	}
+}
+
+func TestImageTooManyPixels(t *testing.T) {
+	// A valid PNG header claiming 20000×20000 pixels: refused before decoding.
+	var buf bytes.Buffer
+	buf.Write(pngSignature)
+	chunk := []byte{'I', 'H', 'D', 'R', 0, 0, 0x4e, 0x20, 0, 0, 0x4e, 0x20, 8, 2, 0, 0, 0}
+	buf.Write([]byte{0, 0, 0, 13})
+	buf.Write(chunk)
+	buf.Write(binary.BigEndian.AppendUint32(nil, crc32.ChecksumIEEE(chunk)))
+	_, err := checkImage(buf.Bytes())
+	if err == nil || !strings.Contains(err.Error(), "20000×20000 pixels") {
+		t.Errorf("err = %v, want the size refused", err)
+	}
+}
+
+func TestQRCodeModulesAreDrawn(t *testing.T) {
+	const value = "https://example.com/i/2024-0042"
+	tpl := MustCompile(t, schemaDef(`{"sections":[{"id":"b","components":[{"type":"qrcode","props":{"value":"{{ v }}","size":40}}]}]}`))
+	pdf := MustRender(t, tpl, map[string]any{"v": value}, Options{})
+	q, err := qrcode.New(value, qrcode.Medium)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bits := q.Bitmap()
+	img := Rasterize(t, pdf, 254)
+	m := 40.0 / float64(len(bits))
+	wrong := 0
+	for r, row := range bits {
+		for c, bit := range row {
+			if dark(img, 20+(float64(c)+0.5)*m, 20+(float64(r)+0.5)*m) != bit {
+				wrong++
+			}
+		}
+	}
+	if wrong > 0 {
+		t.Errorf("%d of %d modules drawn wrong", wrong, len(bits)*len(bits))
+	}
+}
+
+func TestBarcodeBarsAreDrawn(t *testing.T) {
+	const value = "INV-2024-0042"
+	tpl := MustCompile(t, schemaDef(`{"sections":[{"id":"b","components":[{"type":"barcode","props":{"value":"{{ v }}","width":80}}]}]}`))
+	pdf := MustRender(t, tpl, map[string]any{"v": value}, Options{})
+	bits, err := code128Modules(value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Code 128: start B (11010010000) … stop (1100011101011).
+	if s := bitString(bits); !strings.HasPrefix(s, "11010010000") || !strings.HasSuffix(s, "1100011101011") {
+		t.Errorf("modules %s lack the start B and stop patterns", s)
+	}
+	img := Rasterize(t, pdf, 254)
+	mw := 80.0 / float64(len(bits)+2*barcodeQuiet)
+	wrong := 0
+	for i, bit := range bits {
+		if dark(img, 20+(float64(barcodeQuiet+i)+0.5)*mw, 27) != bit {
+			wrong++
+		}
+	}
+	if wrong > 0 {
+		t.Errorf("%d of %d modules drawn wrong", wrong, len(bits))
+	}
+	if !strings.Contains(ExtractText(t, pdf), value) {
+		t.Error("the value is not printed under the bars")
+	}
+}
+
+func bitString(bits []bool) string {
+	var b strings.Builder
+	for _, bit := range bits {
+		b.WriteByte("01"[btoi(bit)])
+	}
+	return b.String()
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestCodeErrors(t *testing.T) {
+	tests := []struct {
+		name, component, want string
+	}{
+		{"barcode non-ASCII", `{"type":"barcode","props":{"value":"Grüße"}}`, "printable ASCII only"},
+		{"barcode too long", `{"type":"barcode","props":{"value":"` + strings.Repeat("1", 81) + `"}}`, "maximum 80"},
+		{"qrcode too long", `{"type":"qrcode","props":{"value":"` + strings.Repeat("x", 3000) + `","level":"H"}}`, "QR code"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := MustEngine(t).Compile(schemaDef(`{"sections":[{"id":"b","components":[` + tt.component + `]}]}`))
+			assertIssue(t, err, "schema.sections[0].components[0].props.value", tt.want)
+		})
+	}
+	tpl := MustCompile(t, schemaDef(`{"sections":[{"id":"b","components":[{"type":"barcode","props":{"value":"{{ v }}"}}]}]}`))
+	_, err := tpl.Render(t.Context(), &bytes.Buffer{}, PDF, map[string]any{"v": "Ωμέγα"}, Options{})
+	assertExpressionError(t, err, "schema.sections[0].components[0].props.value", "printable ASCII")
+}
+
+func assertIssue(t *testing.T, err error, path, msg string) {
+	t.Helper()
+	se, ok := err.(*SchemaError)
+	if !ok {
+		t.Fatalf("err = %v, want a *SchemaError", err)
+	}
+	for _, is := range se.Issues {
+		if is.Path == path && strings.Contains(is.Message, msg) {
+			return
+		}
+	}
+	t.Errorf("issues %v lack %s: …%s…", se.Issues, path, msg)
+}
+
+func assertExpressionError(t *testing.T, err error, path, msg string) {
+	t.Helper()
+	xe, ok := err.(*ExpressionError)
+	if !ok {
+		t.Fatalf("err = %v, want an *ExpressionError", err)
+	}
+	if xe.Path != path || !strings.Contains(xe.Message, msg) {
+		t.Errorf("got %s: %s, want %s: …%s…", xe.Path, xe.Message, path, msg)
+	}
+}
+
+func nonEmptyLines(s string) []string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		if strings.TrimSpace(line) != "" && line != "\f" {
+			out = append(out, line)
+		}
+	}
+	return out
+}

@@ -1,0 +1,484 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-pdf/fpdf"
+)
+
+// layout evaluates one component instance and hands its boxes, laid out
+// for width w, to s.
+func (p *pdfWriter) layout(c *component, env map[string]any, w float64, s sink) error {
+	switch e := c.elem.(type) {
+	case *textElement:
+		return p.layoutText(e.content, e.style, 0, textAfter, env, w, s)
+	case *headingElement:
+		return p.layoutText(e.content, e.style, headingBefore, headingAfter, env, w, s)
+	case *tableElement:
+		return p.layoutTable(c, e, env, w, s)
+	case *keyValueElement:
+		return p.layoutKeyValue(e, env, w, s)
+	case *imageElement:
+		return p.layoutImage(c, e, env, w, s)
+	case *qrElement:
+		return p.layoutQR(c, e, env, w, s)
+	case *barcodeElement:
+		return p.layoutBarcode(c, e, env, w, s)
+	case *dividerElement:
+		return s.add(&box{w: w, h: e.thickness, before: e.spacing, after: e.spacing, draw: func(x, y float64) {
+			p.f.SetFillColor(e.color[0], e.color[1], e.color[2])
+			p.f.Rect(x, y, w, e.thickness, "F")
+		}})
+	case *spacerElement:
+		return s.add(&box{w: w, h: e.height})
+	case *pageBreakElement:
+		return s.add(&box{w: w, breakPage: true})
+	case *columnsElement:
+		return p.layoutColumns(e, env, w, s)
+	}
+	return nil
+}
+
+// layoutText wraps text into one box per line.
+func (p *pdfWriter) layoutText(tt *textTemplate, st textStyle, before, after float64, env map[string]any, w float64, s sink) error {
+	text, err := tt.render(p.ev, env)
+	if err != nil {
+		return err
+	}
+	text = pdfText(text)
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	lines := p.split(text, st, w)
+	lh := lineHeight(st)
+	for i, line := range lines {
+		b := &box{w: w, h: lh, draw: func(x, y float64) { p.drawText(st, line, x, y, w, st.align) }}
+		if i == 0 {
+			b.before = before
+		}
+		if i == len(lines)-1 {
+			b.after = after
+		}
+		if err := s.add(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Table geometry in millimetres.
+const (
+	cellPadX     = 1.5
+	cellPadY     = 1
+	tableBorder  = 0.2
+	tableBefore  = 1
+	keyValueGap  = 3
+	keyValueRowY = 0.8
+)
+
+var (
+	tableLineColor   = [3]int{0xaa, 0xaa, 0xaa}
+	tableHeaderColor = [3]int{0xee, 0xee, 0xee}
+)
+
+// layoutTable lays out a table row by row; a row that starts a page gets
+// the header again, and a row only breaks over pages when it is taller
+// than a whole page.
+func (p *pdfWriter) layoutTable(c *component, e *tableElement, env map[string]any, w float64, s sink) error {
+	items, err := p.tableRows(c, e, env)
+	if err != nil {
+		return err
+	}
+	widths := columnWidths(e.columns, w)
+	aligns := make([]string, len(e.columns))
+	for i, col := range e.columns {
+		aligns[i] = col.align
+	}
+	hst := e.style
+	hst.bold = true
+	var header *box
+	if e.showHeader {
+		texts := make([]string, len(e.columns))
+		for i, col := range e.columns {
+			t, err := col.header.render(p.ev, env)
+			if err != nil {
+				return err
+			}
+			texts[i] = pdfText(t)
+		}
+		// A header taller than a third of the page is cut to that.
+		header = p.rowBoxes(texts, widths, hst, aligns, e.bordered, true, p.maxMarginalHeight())[0]
+	}
+	if len(items) == 0 {
+		if header != nil {
+			header.before, header.after = tableBefore, blockAfter
+			return s.add(header)
+		}
+		return nil
+	}
+	maxRow := p.bottom - p.bodyTop
+	if header != nil {
+		maxRow -= header.h
+	}
+	rowEnv := copyEnv(env, 2)
+	texts := make([]string, len(e.columns))
+	for i, item := range items {
+		if i&63 == 0 {
+			if err := p.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		rowEnv[e.as] = item
+		rowEnv[rowIndexName] = i
+		for j, col := range e.columns {
+			v, err := col.value.value(p.ev, rowEnv)
+			if err != nil {
+				return err
+			}
+			texts[j] = pdfText(col.format.display(v))
+		}
+		boxes := p.rowBoxes(texts, widths, e.style, aligns, e.bordered, false, maxRow)
+		for k, b := range boxes {
+			b.header = header
+			if i == 0 && k == 0 {
+				b.first, b.before = true, tableBefore
+			}
+			if i == len(items)-1 && k == len(boxes)-1 {
+				b.after = blockAfter
+			}
+			if err := s.add(b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// tableRows evaluates a table's rows expression.
+func (p *pdfWriter) tableRows(c *component, e *tableElement, env map[string]any) ([]any, error) {
+	return evalRows(p.run, c, e, env)
+}
+
+func evalRows(r *run, c *component, e *tableElement, env map[string]any) ([]any, error) {
+	if e.rows == nil {
+		return nil, nil
+	}
+	v, err := r.ev.run(e.rows, env)
+	if err != nil {
+		return nil, err
+	}
+	items, ok := toList(v)
+	if !ok {
+		return nil, &ExpressionError{Path: c.path + ".props.rows", Expression: e.rows.src,
+			Message: fmt.Sprintf("table rows need an array, got %s", describe(v))}
+	}
+	return items, nil
+}
+
+// copyEnv copies an evaluation environment with room for extra names.
+func copyEnv(env map[string]any, extra int) map[string]any {
+	out := make(map[string]any, len(env)+extra)
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
+}
+
+// rowBoxes lays out one table row. A row taller than maxH is split into
+// several boxes so that no part is taller than maxH.
+func (p *pdfWriter) rowBoxes(texts []string, widths []float64, st textStyle, aligns []string, bordered, header bool, maxH float64) []*box {
+	lh := lineHeight(st)
+	cells := make([][]string, len(texts))
+	pads := make([]float64, len(texts))
+	lines := 1
+	for i, t := range texts {
+		pads[i] = min(cellPadX, widths[i]/6)
+		cells[i] = p.split(t, st, widths[i]-2*pads[i])
+		lines = max(lines, len(cells[i]))
+	}
+	per := lines
+	if float64(lines)*lh+2*cellPadY > maxH {
+		per = max(1, int((maxH-2*cellPadY)/lh))
+	}
+	total := 0.0
+	for _, cw := range widths {
+		total += cw
+	}
+	var boxes []*box
+	for from := 0; from < lines; from += per {
+		to := min(from+per, lines)
+		h := float64(to-from)*lh + 2*cellPadY
+		boxes = append(boxes, &box{w: total, h: h, draw: func(x, y float64) {
+			p.f.SetLineWidth(tableBorder)
+			p.f.SetDrawColor(tableLineColor[0], tableLineColor[1], tableLineColor[2])
+			p.f.SetFillColor(tableHeaderColor[0], tableHeaderColor[1], tableHeaderColor[2])
+			cx := x
+			for i, cw := range widths {
+				switch {
+				case header && bordered:
+					p.f.Rect(cx, y, cw, h, "FD")
+				case header:
+					p.f.Rect(cx, y, cw, h, "F")
+				case bordered:
+					p.f.Rect(cx, y, cw, h, "D")
+				}
+				for k := from; k < to && k < len(cells[i]); k++ {
+					p.drawText(st, cells[i][k], cx+pads[i], y+cellPadY+float64(k-from)*lh, cw-2*pads[i], aligns[i])
+				}
+				cx += cw
+			}
+		}})
+	}
+	return boxes
+}
+
+// layoutKeyValue lays out label/value pairs, one box per pair.
+func (p *pdfWriter) layoutKeyValue(e *keyValueElement, env map[string]any, w float64, s sink) error {
+	labelW := e.labelWidthIn(w)
+	valueW := max(w-labelW-keyValueGap, 1)
+	lst := e.style
+	lst.bold = true
+	lh := lineHeight(e.style)
+	for i, it := range e.items {
+		label, err := it.label.render(p.ev, env)
+		if err != nil {
+			return err
+		}
+		v, err := it.value.value(p.ev, env)
+		if err != nil {
+			return err
+		}
+		value := it.format.display(v)
+		if strings.TrimSpace(label) == "" && strings.TrimSpace(value) == "" {
+			continue
+		}
+		ll := p.split(pdfText(label), lst, labelW)
+		vl := p.split(pdfText(value), e.style, valueW)
+		h := float64(max(len(ll), len(vl))) * lh
+		b := &box{w: w, h: h, after: keyValueRowY, draw: func(x, y float64) {
+			for k, line := range ll {
+				p.drawText(lst, line, x, y+float64(k)*lh, labelW, "L")
+			}
+			for k, line := range vl {
+				p.drawText(e.style, line, x+labelW+keyValueGap, y+float64(k)*lh, valueW, e.style.align)
+			}
+		}}
+		if i == len(e.items)-1 {
+			b.after = blockAfter
+		}
+		if err := s.add(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// contentError reports a value a component cannot use, such as a broken
+// image, at the prop it came from.
+func contentError(c *component, prop string, tt *textTemplate, err error) error {
+	return &ExpressionError{Path: c.path + ".props." + prop, Expression: clip(tt.src, 200), Message: err.Error()}
+}
+
+// addImage embeds an image, QR code or barcode once per document under key
+// and counts it against the image limit. register does the embedding.
+func (p *pdfWriter) addImage(key string, size int, register func(name string) error) (string, error) {
+	if name, ok := p.images[key]; ok {
+		return name, nil
+	}
+	if n := len(p.images) + 1; n > p.limits.Images {
+		return "", newLimitError(LimitImages, int64(n), int64(p.limits.Images))
+	}
+	p.imgBytes += int64(size)
+	if p.imgBytes > p.limits.Bytes {
+		return "", newLimitError(LimitBytes, p.imgBytes, p.limits.Bytes)
+	}
+	name := "i" + strconv.Itoa(len(p.images))
+	if register != nil {
+		if err := register(name); err != nil {
+			return "", err
+		}
+	}
+	p.images[key] = name
+	return name, nil
+}
+
+// bodyHeight is the height of the body on the current page.
+func (p *pdfWriter) bodyHeight() float64 { return max(p.bottom-p.bodyTop, 10) }
+
+// place returns the x offset of a block of width bw aligned in width w.
+func place(align string, w, bw float64) float64 {
+	switch align {
+	case "C":
+		return (w - bw) / 2
+	case "R":
+		return w - bw
+	}
+	return 0
+}
+
+func (p *pdfWriter) layoutImage(c *component, e *imageElement, env map[string]any, w float64, s sink) error {
+	img := e.fixed
+	if img == nil {
+		src, err := e.src.render(p.ev, env)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(src) == "" {
+			return nil // a missing image draws nothing, like missing text
+		}
+		if img, err = decodeDataURI(src, p.limits.Bytes); err != nil {
+			return contentError(c, "src", e.src, err)
+		}
+	}
+	name, err := p.addImage(string(img.data), len(img.data), func(name string) error {
+		p.f.RegisterImageOptionsReader(name, fpdf.ImageOptions{ImageType: img.kind}, bytes.NewReader(img.data))
+		if p.f.Err() {
+			err := p.f.Error()
+			p.f.ClearError()
+			return contentError(c, "src", e.src, fmt.Errorf("image cannot be embedded: %v", err))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	ratio := float64(img.h) / float64(img.w)
+	bw, bh := e.width, e.height
+	switch {
+	case bw > 0 && bh > 0: // fit the box, keeping the proportions
+		if bw*ratio <= bh {
+			bh = bw * ratio
+		} else {
+			bw = bh / ratio
+		}
+	case bw > 0:
+		bh = bw * ratio
+	case bh > 0:
+		bw = bh / ratio
+	default:
+		bw, bh = float64(img.w)*pixelMM, float64(img.h)*pixelMM
+	}
+	if bw > w {
+		bw, bh = w, bh*w/bw
+	}
+	if maxH := p.bodyHeight(); bh > maxH {
+		bw, bh = bw*maxH/bh, maxH
+	}
+	off := place(e.align, w, bw)
+	return s.add(&box{w: w, h: bh, after: blockAfter, draw: func(x, y float64) {
+		p.f.ImageOptions(name, x+off, y, bw, bh, false, fpdf.ImageOptions{ImageType: img.kind}, 0, "")
+	}})
+}
+
+func (p *pdfWriter) layoutQR(c *component, e *qrElement, env map[string]any, w float64, s sink) error {
+	value, err := e.value.render(p.ev, env)
+	if err != nil {
+		return err
+	}
+	if value == "" {
+		return nil
+	}
+	bits := e.fixed
+	if bits == nil {
+		if bits, err = qrModules(value, e.level); err != nil {
+			return contentError(c, "value", e.value, err)
+		}
+	}
+	if len(bits) == 0 {
+		return nil
+	}
+	if _, err := p.addImage("\x00qr"+strconv.Itoa(int(e.level))+"\x00"+value, 0, nil); err != nil {
+		return err
+	}
+	size := min(e.size, w, p.bodyHeight())
+	m := size / float64(len(bits))
+	off := place(e.align, w, size)
+	return s.add(&box{w: w, h: size, after: blockAfter, draw: func(x, y float64) {
+		p.f.SetFillColor(0, 0, 0)
+		for r, row := range bits {
+			for c0 := 0; c0 < len(row); {
+				if !row[c0] {
+					c0++
+					continue
+				}
+				c1 := c0
+				for c1 < len(row) && row[c1] {
+					c1++
+				}
+				p.f.Rect(x+off+float64(c0)*m, y+float64(r)*m, float64(c1-c0)*m, m, "F")
+				c0 = c1
+			}
+		}
+	}})
+}
+
+func (p *pdfWriter) layoutBarcode(c *component, e *barcodeElement, env map[string]any, w float64, s sink) error {
+	value, err := e.value.render(p.ev, env)
+	if err != nil {
+		return err
+	}
+	if value == "" {
+		return nil
+	}
+	bits := e.fixed
+	if bits == nil {
+		if bits, err = code128Modules(value); err != nil {
+			return contentError(c, "value", e.value, err)
+		}
+	}
+	if _, err := p.addImage("\x00bc\x00"+value, 0, nil); err != nil {
+		return err
+	}
+	modules := float64(len(bits) + 2*barcodeQuiet)
+	mw := defaultModule
+	if e.width > 0 {
+		mw = e.width / modules
+	}
+	mw = min(mw, w/modules)
+	bw := mw * modules
+	st := textStyle{size: e.fontSize, align: "C"}
+	h := e.height
+	if e.showText {
+		h += lineHeight(st)
+	}
+	off := place(e.align, w, bw)
+	text := pdfText(value)
+	return s.add(&box{w: w, h: h, after: blockAfter, draw: func(x, y float64) {
+		p.f.SetFillColor(0, 0, 0)
+		x0 := x + off + barcodeQuiet*mw
+		for i := 0; i < len(bits); {
+			if !bits[i] {
+				i++
+				continue
+			}
+			j := i
+			for j < len(bits) && bits[j] {
+				j++
+			}
+			p.f.Rect(x0+float64(i)*mw, y, float64(j-i)*mw, e.height, "F")
+			i = j
+		}
+		if e.showText {
+			p.drawText(st, text, x+off, y+e.height, bw, "C")
+		}
+	}})
+}
+
+// layoutColumns lays every column out at its own width and hands them to
+// the sink together.
+func (p *pdfWriter) layoutColumns(e *columnsElement, env map[string]any, w float64, s sink) error {
+	xs, ws := e.columnBounds(w)
+	cols := make([][]*box, len(e.children))
+	for i, child := range e.children {
+		boxes, err := p.collect(child, env, ws[i])
+		if err != nil {
+			return err
+		}
+		cols[i] = boxes
+	}
+	return s.columns(cols, xs, w)
+}
+

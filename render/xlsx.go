@@ -1,0 +1,399 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// Spreadsheet layout.
+const (
+	// sampleRows is how many rows of a sheet are held back to fit the
+	// column widths and find the header row to freeze; the rest stream.
+	sampleRows = 1000
+	// freezeWithin: the first table's header row is frozen when it is
+	// among the first freezeWithin rows of its sheet.
+	freezeWithin = 20
+	// Column widths, in characters.
+	minColumnWidth = 8
+	maxColumnWidth = 80
+	// textBudget bounds the text held in cells, as a multiple of the output
+	// limit: text that much larger than the file may be cannot fit it.
+	textBudget = 4
+	// maxSheetName is Excel's limit on sheet names.
+	maxSheetName = 31
+)
+
+// xcell is one spreadsheet cell before it is written.
+type xcell struct {
+	v     any // nil, string, float64, int, bool or time.Time
+	style xstyle
+	fit   int // display width in characters the column should fit; 0 ignores the cell
+}
+
+// xstyle is a cell style; equal styles share one excelize style id.
+type xstyle struct {
+	bold, italic bool
+	size         float64
+	color        string // "RRGGBB"; "" is automatic
+	numFmt       string
+	header       bool
+	align        string
+	wrap         bool // text over several lines
+}
+
+// rowSink receives spreadsheet rows: a sheet writes them, columns collect them.
+type rowSink interface {
+	row(r []xcell) error
+	// header is a table's header row; a sheet may freeze the rows above it.
+	header(r []xcell) error
+	pageBreak() error
+}
+
+// xlsxWriter writes one workbook.
+type xlsxWriter struct {
+	*run
+	t        *Template
+	f        *excelize.File
+	styles   map[xstyle]int
+	names    map[string]bool // sheet names in use, lower case
+	sheets   int
+	rows     int
+	text     int64 // bytes of text in cells
+	sheet    *sheetWriter
+	baseName string // the body section's sheet name, for sheets after page breaks
+	parts    int    // sheets made from the current section
+}
+
+// sheetWriter writes one sheet through a StreamWriter.
+type sheetWriter struct {
+	x       *xlsxWriter
+	sw      *excelize.StreamWriter
+	pending [][]xcell
+	started bool
+	n       int   // rows so far
+	widths  []int // widest fitted cell per column
+	freeze  int   // row of the first table header, 0 for none
+}
+
+func (t *Template) renderXLSX(ctx context.Context, w io.Writer, values map[string]any, limits Limits, created time.Time) (stats Stats, err error) {
+	f := excelize.NewFile()
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("render: closing workbook: %w", cerr)
+		}
+	}()
+	if created.IsZero() {
+		created = fixedDate
+	}
+	stamp := created.UTC().Format(time.RFC3339)
+	if err := f.SetDocProps(&excelize.DocProperties{Creator: "Folio", Created: stamp, Modified: stamp}); err != nil {
+		return Stats{}, fmt.Errorf("render: workbook properties: %w", err)
+	}
+	x := &xlsxWriter{run: newRun(ctx, limits), t: t, f: f, styles: map[xstyle]int{}, names: map[string]bool{}}
+	env := x.ev.env(values, 0)
+	for _, s := range t.body {
+		name := s.name
+		if strings.TrimSpace(name) == "" {
+			name = s.id
+		}
+		if err := x.startSection(name); err != nil {
+			return Stats{}, err
+		}
+		err := x.walk(s.components, env, func(c *component, env map[string]any) error {
+			return x.layout(c, env, x.sheet)
+		})
+		if err != nil {
+			return Stats{}, err
+		}
+		if err := x.sheet.finish(); err != nil {
+			return Stats{}, err
+		}
+	}
+	if x.sheets == 0 {
+		if err := x.startSection("Sheet1"); err != nil {
+			return Stats{}, err
+		}
+		if err := x.sheet.finish(); err != nil {
+			return Stats{}, err
+		}
+	}
+	buf := &limitedBuffer{max: limits.Bytes}
+	if err := f.Write(buf); err != nil {
+		if buf.over {
+			return Stats{}, newLimitError(LimitBytes, buf.n, limits.Bytes)
+		}
+		return Stats{}, fmt.Errorf("render: writing XLSX: %w", err)
+	}
+	if buf.over {
+		return Stats{}, newLimitError(LimitBytes, buf.n, limits.Bytes)
+	}
+	if err := ctx.Err(); err != nil {
+		return Stats{}, err
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return Stats{}, err
+	}
+	return Stats{Rows: x.rows, Sheets: x.sheets, Bytes: int64(buf.Len())}, nil
+}
+
+// startSection starts the sheet of a body section.
+func (x *xlsxWriter) startSection(name string) error {
+	x.baseName, x.parts = name, 0
+	return x.newSheet()
+}
+
+// newSheet starts a sheet named after the current section; sheets after a
+// page break are numbered "Name (2)", "Name (3)", ….
+func (x *xlsxWriter) newSheet() error {
+	if x.sheets+1 > x.limits.Sheets {
+		return newLimitError(LimitSheets, int64(x.sheets+1), int64(x.limits.Sheets))
+	}
+	if err := x.ctx.Err(); err != nil {
+		return err
+	}
+	x.parts++
+	suffix := ""
+	if x.parts > 1 {
+		suffix = " (" + strconv.Itoa(x.parts) + ")"
+	}
+	name := x.uniqueName(x.baseName, suffix)
+	if x.sheets == 0 {
+		if err := x.f.SetSheetName("Sheet1", name); err != nil {
+			return fmt.Errorf("render: naming sheet: %w", err)
+		}
+	} else if _, err := x.f.NewSheet(name); err != nil {
+		return fmt.Errorf("render: adding sheet: %w", err)
+	}
+	sw, err := x.f.NewStreamWriter(name)
+	if err != nil {
+		return fmt.Errorf("render: adding sheet: %w", err)
+	}
+	x.sheets++
+	x.sheet = &sheetWriter{x: x, sw: sw}
+	return nil
+}
+
+// uniqueName makes a valid sheet name from base plus suffix that no other
+// sheet of the workbook uses.
+func (x *xlsxWriter) uniqueName(base, suffix string) string {
+	base = sanitizeSheetName(base)
+	for n := 1; ; n++ {
+		s := suffix
+		if n > 1 {
+			s += " " + strconv.Itoa(n)
+		}
+		name := truncateRunes(base, maxSheetName-utf8.RuneCountInString(s)) + s
+		name = strings.Trim(name, "' ")
+		if name == "" {
+			name = "Sheet" + s
+		}
+		key := strings.ToLower(name)
+		if !x.names[key] && key != "history" {
+			x.names[key] = true
+			return name
+		}
+	}
+}
+
+// sanitizeSheetName applies Excel's rules: no []:*?/\ and no control
+// characters, not blank, not starting or ending with an apostrophe.
+func sanitizeSheetName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case strings.ContainsRune(`[]:*?/\`, r):
+			return '_'
+		case r < 0x20 || r == 0x7f || r == utf8.RuneError || r >= 0xFFFE:
+			return -1
+		}
+		return r
+	}, s)
+	s = strings.Trim(strings.TrimSpace(s), "'")
+	if s == "" {
+		return "Sheet"
+	}
+	return s
+}
+
+func truncateRunes(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
+}
+
+func (s *sheetWriter) row(r []xcell) error   { return s.add(r, false) }
+func (s *sheetWriter) header(r []xcell) error { return s.add(r, true) }
+
+// pageBreak ends the sheet and continues on a new one.
+func (s *sheetWriter) pageBreak() error {
+	if s.n == 0 {
+		return nil // nothing on this sheet yet: no empty sheet
+	}
+	if err := s.finish(); err != nil {
+		return err
+	}
+	return s.x.newSheet()
+}
+
+// add checks a row against the limits and writes or holds it.
+func (s *sheetWriter) add(r []xcell, header bool) error {
+	x := s.x
+	x.rows++
+	if x.rows > x.limits.Rows {
+		return newLimitError(LimitRows, int64(x.rows), int64(x.limits.Rows))
+	}
+	if err := x.checkRow(r); err != nil {
+		return err
+	}
+	s.n++
+	if header && s.freeze == 0 && s.n <= freezeWithin && !s.started {
+		s.freeze = s.n
+	}
+	if s.started {
+		return s.write(s.n, r)
+	}
+	for i, c := range r {
+		if c.fit > 0 {
+			for len(s.widths) <= i {
+				s.widths = append(s.widths, 0)
+			}
+			s.widths[i] = max(s.widths[i], c.fit)
+		}
+	}
+	s.pending = append(s.pending, r)
+	if len(s.pending) >= sampleRows {
+		return s.start()
+	}
+	return nil
+}
+
+// checkRow enforces the column, cell and text limits on one row.
+func (x *xlsxWriter) checkRow(r []xcell) error {
+	if len(r) > x.limits.Columns {
+		return newLimitError(LimitColumns, int64(len(r)), int64(x.limits.Columns))
+	}
+	for _, c := range r {
+		str, ok := c.v.(string)
+		if !ok {
+			continue
+		}
+		if n := utf8.RuneCountInString(str); n > x.limits.CellChars {
+			return newLimitError(LimitCellChars, int64(n), int64(x.limits.CellChars))
+		}
+		x.text += int64(len(str))
+		if x.text > textBudget*x.limits.Bytes {
+			return newLimitError(LimitBytes, x.text, x.limits.Bytes)
+		}
+	}
+	return nil
+}
+
+// start fixes the column widths and frozen rows, then writes the held rows.
+func (s *sheetWriter) start() error {
+	s.started = true
+	for i, w := range s.widths {
+		if w == 0 {
+			continue
+		}
+		width := float64(min(max(w+2, minColumnWidth), maxColumnWidth))
+		if err := s.sw.SetColWidth(i+1, i+1, width); err != nil {
+			return fmt.Errorf("render: column width: %w", err)
+		}
+	}
+	if s.freeze > 0 {
+		cell := "A" + strconv.Itoa(s.freeze+1)
+		err := s.sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: s.freeze, TopLeftCell: cell, ActivePane: "bottomLeft",
+			Selection: []excelize.Selection{{SQRef: cell, ActiveCell: cell, Pane: "bottomLeft"}}})
+		if err != nil {
+			return fmt.Errorf("render: freezing header: %w", err)
+		}
+	}
+	for i, r := range s.pending {
+		if err := s.write(i+1, r); err != nil {
+			return err
+		}
+	}
+	s.pending = nil
+	return nil
+}
+
+// write streams row n (from 1).
+func (s *sheetWriter) write(n int, r []xcell) error {
+	if len(r) == 0 {
+		return nil
+	}
+	if n&255 == 0 {
+		if err := s.x.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	vals := make([]any, len(r))
+	for i, c := range r {
+		if c.v == nil {
+			continue
+		}
+		id, err := s.x.styleID(c.style)
+		if err != nil {
+			return err
+		}
+		vals[i] = excelize.Cell{StyleID: id, Value: c.v}
+	}
+	if err := s.sw.SetRow("A"+strconv.Itoa(n), vals); err != nil {
+		return fmt.Errorf("render: writing row: %w", err)
+	}
+	return nil
+}
+
+// finish writes what is held and closes the sheet.
+func (s *sheetWriter) finish() error {
+	if !s.started {
+		if err := s.start(); err != nil {
+			return err
+		}
+	}
+	if err := s.sw.Flush(); err != nil {
+		return fmt.Errorf("render: writing sheet: %w", err)
+	}
+	return nil
+}
+
+// styleID returns the excelize style for st, creating it once.
+func (x *xlsxWriter) styleID(st xstyle) (int, error) {
+	if st == (xstyle{}) {
+		return 0, nil
+	}
+	if id, ok := x.styles[st]; ok {
+		return id, nil
+	}
+	style := &excelize.Style{}
+	if st.bold || st.italic || st.size > 0 || st.color != "" {
+		style.Font = &excelize.Font{Bold: st.bold, Italic: st.italic, Size: st.size, Color: st.color}
+	}
+	if st.numFmt != "" {
+		f := st.numFmt
+		style.CustomNumFmt = &f
+	}
+	if st.header {
+		style.Fill = excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"EEEEEE"}}
+		style.Border = []excelize.Border{{Type: "bottom", Color: "888888", Style: 1}}
+	}
+	if st.align != "" || st.wrap {
+		style.Alignment = &excelize.Alignment{Horizontal: map[string]string{"C": "center", "R": "right"}[st.align], WrapText: st.wrap}
+	}
+	id, err := x.f.NewStyle(style)
+	if err != nil {
+		return 0, fmt.Errorf("render: cell style: %w", err)
+	}
+	x.styles[st] = id
+	return id, nil
+}

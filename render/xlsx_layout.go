@@ -1,0 +1,267 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// headingCellSizes are the font sizes of heading levels 1 to 3 in a sheet.
+var headingCellSizes = [...]float64{1: 16, 2: 14, 3: 12}
+
+// layout turns one component instance into spreadsheet rows.
+func (x *xlsxWriter) layout(c *component, env map[string]any, out rowSink) error {
+	switch e := c.elem.(type) {
+	case *textElement:
+		return x.textRows(e.content, cellStyle(e.style, 0), env, out)
+	case *headingElement:
+		return x.textRows(e.content, cellStyle(e.style, headingCellSizes[e.level]), env, out)
+	case *tableElement:
+		return x.tableRows(c, e, env, out)
+	case *keyValueElement:
+		return x.keyValueRows(e, env, out)
+	case *dividerElement, *spacerElement:
+		return out.row(nil)
+	case *pageBreakElement:
+		return out.pageBreak()
+	case *columnsElement:
+		return x.columnRows(e, env, out)
+	}
+	return nil // images, QR codes and barcodes have no spreadsheet form
+}
+
+// cellStyle maps a text style to a cell style; size 0 keeps the default
+// unless the template set one.
+func cellStyle(st textStyle, size float64) xstyle {
+	xs := xstyle{bold: st.bold, italic: st.italic, size: size, align: st.align}
+	if xs.align == "L" {
+		xs.align = ""
+	}
+	if size == 0 && st.size != defaultFontSize {
+		xs.size = st.size
+	}
+	if st.color != ([3]int{}) {
+		xs.color = fmt.Sprintf("%02X%02X%02X", st.color[0], st.color[1], st.color[2])
+	}
+	return xs
+}
+
+// textRows writes text as one cell per line, each in its own row.
+func (x *xlsxWriter) textRows(tt *textTemplate, st xstyle, env map[string]any, out rowSink) error {
+	text, err := tt.render(x.ev, env)
+	if err != nil {
+		return err
+	}
+	text = xlsxText(text)
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if err := out.row([]xcell{{v: line, style: st}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// typedCell makes a cell from a value: typed when it is a lone placeholder's
+// value, text otherwise.
+func typedCell(v any, f cellFormat, st xstyle) xcell {
+	val, numFmt := f.typed(v)
+	if s, ok := val.(string); ok {
+		val = xlsxText(s)
+		st.wrap = strings.Contains(val.(string), "\n")
+	}
+	st.numFmt = numFmt
+	c := xcell{v: val, style: st}
+	if v != nil {
+		c.fit = displayWidth(f.display(v))
+	}
+	return c
+}
+
+// displayWidth is how many characters wide a cell's text is; for text over
+// several lines, its longest line.
+func displayWidth(s string) int {
+	w := 0
+	for _, line := range strings.Split(s, "\n") {
+		w = max(w, utf8.RuneCountInString(line))
+	}
+	return max(w, 1)
+}
+
+func (x *xlsxWriter) tableRows(c *component, e *tableElement, env map[string]any, out rowSink) error {
+	items, err := evalRows(x.run, c, e, env)
+	if err != nil {
+		return err
+	}
+	base := cellStyle(e.style, 0)
+	base.size, base.align = 0, ""
+	if e.showHeader {
+		hst := base
+		hst.bold, hst.header = true, true
+		cells := make([]xcell, len(e.columns))
+		for i, col := range e.columns {
+			text, err := col.header.render(x.ev, env)
+			if err != nil {
+				return err
+			}
+			text = xlsxText(text)
+			cells[i] = xcell{v: text, style: hst, fit: displayWidth(text)}
+			if text == "" {
+				cells[i].v = nil
+			}
+		}
+		if err := out.header(cells); err != nil {
+			return err
+		}
+	}
+	rowEnv := copyEnv(env, 2)
+	for i, item := range items {
+		if i&63 == 0 {
+			if err := x.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		rowEnv[e.as] = item
+		rowEnv[rowIndexName] = i
+		cells := make([]xcell, len(e.columns))
+		for j, col := range e.columns {
+			v, err := col.value.value(x.ev, rowEnv)
+			if err != nil {
+				return err
+			}
+			st := base
+			if col.align != "L" && !col.format.numeric() {
+				st.align = col.align
+			}
+			cells[j] = typedCell(v, col.format, st)
+		}
+		if err := out.row(cells); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x *xlsxWriter) keyValueRows(e *keyValueElement, env map[string]any, out rowSink) error {
+	base := cellStyle(e.style, 0)
+	base.size, base.align = 0, ""
+	lst := base
+	lst.bold = true
+	for _, it := range e.items {
+		label, err := it.label.render(x.ev, env)
+		if err != nil {
+			return err
+		}
+		v, err := it.value.value(x.ev, env)
+		if err != nil {
+			return err
+		}
+		label = xlsxText(label)
+		if strings.TrimSpace(label) == "" && v == nil {
+			continue
+		}
+		row := []xcell{{v: label, style: lst, fit: displayWidth(label)}, typedCell(v, it.format, base)}
+		if err := out.row(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rowCollector gathers the rows of one column of a columns component.
+type rowCollector struct {
+	x    *xlsxWriter
+	rows [][]xcell
+}
+
+func (r *rowCollector) row(cells []xcell) error {
+	if len(r.rows)+1 > r.x.limits.Rows {
+		return newLimitError(LimitRows, int64(len(r.rows)+1), int64(r.x.limits.Rows))
+	}
+	r.rows = append(r.rows, cells)
+	return nil
+}
+
+func (r *rowCollector) header(cells []xcell) error { return r.row(cells) }
+func (r *rowCollector) pageBreak() error           { return nil }
+
+// columnRows lays columns side by side: each column's rows become cells
+// next to the previous column's, one empty column apart.
+func (x *xlsxWriter) columnRows(e *columnsElement, env map[string]any, out rowSink) error {
+	blocks := make([][][]xcell, len(e.children))
+	widths := make([]int, len(e.children))
+	height := 0
+	for i, child := range e.children {
+		col := &rowCollector{x: x}
+		err := x.walk(child, env, func(c *component, env map[string]any) error {
+			return x.layout(c, env, col)
+		})
+		if err != nil {
+			return err
+		}
+		blocks[i] = col.rows
+		widths[i] = 1
+		for _, r := range col.rows {
+			widths[i] = max(widths[i], len(r))
+		}
+		height = max(height, len(col.rows))
+	}
+	for r := 0; r < height; r++ {
+		var row []xcell
+		for i, block := range blocks {
+			if i > 0 {
+				row = append(row, xcell{})
+			}
+			var cells []xcell
+			if r < len(block) {
+				cells = block[r]
+			}
+			row = append(row, cells...)
+			for k := len(cells); k < widths[i]; k++ {
+				row = append(row, xcell{})
+			}
+		}
+		if err := out.row(trimRow(row)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// trimRow drops empty cells at the end of a row.
+func trimRow(r []xcell) []xcell {
+	for len(r) > 0 && r[len(r)-1].v == nil {
+		r = r[:len(r)-1]
+	}
+	return r
+}
+
+// xlsxText removes what XML 1.0 cannot hold (control characters other
+// than tab and line breaks, U+FFFE, U+FFFF, broken UTF-8) and turns \r\n
+// into \n.
+func xlsxText(s string) string {
+	clean := true
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r < 0x20 && r != '\t' && r != '\n') || r == 0xFFFE || r == 0xFFFF || (r == utf8.RuneError && size == 1) {
+			clean = false
+			break
+		}
+		i += size
+	}
+	if clean {
+		return s
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\r':
+			return '\n'
+		case r < 0x20 && r != '\t' && r != '\n', r == 0xFFFE, r == 0xFFFF, r == utf8.RuneError:
+			return -1
+		}
+		return r
+	}, s)
+}

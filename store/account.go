@@ -1,0 +1,265 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"folio/app"
+)
+
+var _ app.AccountStore = (*DB)(nil)
+
+// FindAccountByEmail finds a user by email, pending deletion included.
+func (db *DB) FindAccountByEmail(ctx context.Context, email string) (*app.User, error) {
+	return scanUser(db.read.QueryRowContext(ctx, `SELECT `+userReadCols+` FROM users WHERE email = ? AND purged_at IS NULL`, email))
+}
+
+// UpdateUserProfile sets the fields given and returns the user.
+func (db *DB) UpdateUserProfile(ctx context.Context, id string, upd app.ProfileUpdate, now time.Time) (*app.User, error) {
+	var u *app.User
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		u, err = scanUser(tx.QueryRowContext(ctx, `UPDATE users SET name = COALESCE(?, name), timezone = COALESCE(?, timezone),
+			pending_email = COALESCE(?, pending_email), updated_at = ? WHERE id = ? AND deleted_at IS NULL RETURNING `+userReadCols,
+			upd.Name, upd.Timezone, upd.PendingEmail, ms(now), id))
+		return err
+	})
+	return u, err
+}
+
+// ConfirmEmailChange makes the pending address the user's verified email.
+func (db *DB) ConfirmEmailChange(ctx context.Context, id, email string, now time.Time) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE users SET email = ?, email_verified = 1, pending_email = '', updated_at = ?
+			WHERE id = ? AND pending_email = ? AND deleted_at IS NULL`, email, ms(now), id, email)
+		if isUnique(err, "email") {
+			return (&app.Error{Code: app.ECodeEmailInUse, Message: "email already in use"}).WithInfo("field", "email")
+		} else if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			// A later change request replaced this address.
+			return &app.Error{Code: app.ECodeBadEmailToken, Message: "invalid or expired token"}
+		}
+		return nil
+	})
+}
+
+// ChangeUserPassword sets the hash and ends every existing session.
+func (db *DB) ChangeUserPassword(ctx context.Context, id, hash string, now time.Time) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ?, sessions_valid_from = ?, updated_at = ?
+			WHERE id = ? AND deleted_at IS NULL`, hash, ms(now), ms(now), id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return app.ErrNotFound(app.ECodeUserNotFound, "user")
+		}
+		return revokeRefreshTokens(ctx, tx, id, now)
+	})
+}
+
+func revokeRefreshTokens(ctx context.Context, tx *sql.Tx, userID string, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `UPDATE refresh_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL`, ms(now), userID)
+	return err
+}
+
+func scanPreferences(row scanner) (*app.EmailPreferences, error) {
+	var m, p, w int
+	err := row.Scan(&m, &p, &w)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, app.ErrNotFound(app.ECodeUserNotFound, "user")
+	} else if err != nil {
+		return nil, err
+	}
+	return &app.EmailPreferences{MarketingEmails: m == 1, ProductUpdates: p == 1, WeeklyDigest: w == 1}, nil
+}
+
+func nullBool(b *bool) any {
+	if b == nil {
+		return nil
+	}
+	return boolInt(*b)
+}
+
+// FindEmailPreferences returns a user's mail opt-ins.
+func (db *DB) FindEmailPreferences(ctx context.Context, id string) (*app.EmailPreferences, error) {
+	return scanPreferences(db.read.QueryRowContext(ctx, `SELECT marketing_emails, product_updates, weekly_digest
+		FROM users WHERE id = ? AND deleted_at IS NULL`, id))
+}
+
+// UpdateEmailPreferences sets the flags given and returns all three.
+func (db *DB) UpdateEmailPreferences(ctx context.Context, id string, in app.EmailPreferencesInput, now time.Time) (*app.EmailPreferences, error) {
+	var p *app.EmailPreferences
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		p, err = scanPreferences(tx.QueryRowContext(ctx, `UPDATE users SET marketing_emails = COALESCE(?, marketing_emails),
+			product_updates = COALESCE(?, product_updates), weekly_digest = COALESCE(?, weekly_digest), updated_at = ?
+			WHERE id = ? AND deleted_at IS NULL RETURNING marketing_emails, product_updates, weekly_digest`,
+			nullBool(in.MarketingEmails), nullBool(in.ProductUpdates), nullBool(in.WeeklyDigest), ms(now), id))
+		return err
+	})
+	return p, err
+}
+
+// SetUserAvatar sets (or, with "", clears) the profile picture URL.
+func (db *DB) SetUserAvatar(ctx context.Context, id, url string, now time.Time) error {
+	return db.updateUser(ctx, `UPDATE users SET profile_picture_url = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL`, url, ms(now), id)
+}
+
+// RequestUserDeletion marks the account pending deletion, revokes its
+// refresh tokens and deactivates every API key it created.
+func (db *DB) RequestUserDeletion(ctx context.Context, id, reason, reasonText string, now time.Time) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE users SET deleted_at = ?, deletion_reason = ?, deletion_reason_text = ?, updated_at = ?
+			WHERE id = ? AND deleted_at IS NULL`, ms(now), reason, reasonText, ms(now), id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return &app.Error{Code: app.ECodeDeletionRunning, Message: "account deletion is already in progress"}
+		}
+		if err := revokeRefreshTokens(ctx, tx, id, now); err != nil {
+			return err
+		}
+		_, err = deactivateKeys(ctx, tx, `created_by = ?`, ms(now), id)
+		return err
+	})
+}
+
+// RestoreUser ends pending deletion.
+func (db *DB) RestoreUser(ctx context.Context, id string, now time.Time) error {
+	res, err := db.write.ExecContext(ctx, `UPDATE users SET deleted_at = NULL, deletion_reason = '', deletion_reason_text = '', updated_at = ?
+		WHERE id = ? AND deleted_at IS NOT NULL AND purged_at IS NULL`, ms(now), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return &app.Error{Code: app.ECodeRestoreFailed, Message: "failed to restore the account"}
+	}
+	return nil
+}
+
+// FindUsersToPurge lists accounts pending deletion since before t.
+func (db *DB) FindUsersToPurge(ctx context.Context, before time.Time) ([]string, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT id FROM users WHERE deleted_at IS NOT NULL AND purged_at IS NULL AND deleted_at <= ?
+		ORDER BY deleted_at LIMIT 1000`, ms(before))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// PurgeUser erases an account whose deletion was requested before the given
+// time (an account restored meanwhile is left alone). The user row stays as
+// a tombstone without personal data, so records that name the user (jobs,
+// templates, activity) keep a valid reference; the address is freed.
+func (db *DB) PurgeUser(ctx context.Context, id string, before, now time.Time) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE id = ? AND deleted_at IS NOT NULL AND deleted_at <= ? AND purged_at IS NULL`,
+			id, ms(before)).Scan(&n); err != nil || n == 0 {
+			return err
+		}
+		if err := leaveTeams(ctx, tx, id, now); err != nil {
+			return err
+		}
+		for _, q := range []string{
+			`DELETE FROM members WHERE user_id = ?`,
+			`DELETE FROM refresh_tokens WHERE user_id = ?`,
+			`DELETE FROM email_tokens WHERE user_id = ?`,
+			`DELETE FROM backup_codes WHERE user_id = ?`,
+			`DELETE FROM two_factor WHERE user_id = ?`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, id); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE users SET email = 'deleted+' || id || '@deleted.invalid', name = 'Deleted user',
+			password_hash = '', profile_picture_url = '', timezone = '', pending_email = '', email_verified = 0,
+			two_factor_enabled = 0, deletion_reason_text = '', marketing_emails = 0, product_updates = 0, weekly_digest = 0,
+			purged_at = ?, updated_at = ? WHERE id = ?`, ms(now), ms(now), id)
+		return err
+	})
+}
+
+// leaveTeams takes a purged user out of their live teams: the personal team
+// is deleted; a team they own passes to the longest-standing admin (else
+// member, else viewer) whose account is live, or is deleted when nobody is
+// left; the feed of every shared team records member_left.
+func leaveTeams(ctx context.Context, tx *sql.Tx, userID string, now time.Time) error {
+	type membership struct {
+		teamID, role string
+		personal     bool
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT m.team_id, m.role, t.is_personal FROM members m JOIN teams t ON t.id = m.team_id
+		WHERE m.user_id = ? AND t.deleted_at IS NULL`, userID)
+	if err != nil {
+		return err
+	}
+	var list []membership
+	for rows.Next() {
+		var m membership
+		var personal int
+		if err := rows.Scan(&m.teamID, &m.role, &personal); err != nil {
+			rows.Close()
+			return err
+		}
+		m.personal = personal == 1
+		list = append(list, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, m := range list {
+		if m.personal {
+			if err := deleteTeam(ctx, tx, m.teamID, now); err != nil {
+				return err
+			}
+			continue
+		}
+		if m.role == app.RoleOwner {
+			var heir, heirRole string
+			err := tx.QueryRowContext(ctx, `SELECT m.user_id, m.role FROM members m JOIN users u ON u.id = m.user_id
+				WHERE m.team_id = ? AND m.user_id != ? AND u.deleted_at IS NULL
+				ORDER BY CASE m.role WHEN 'admin' THEN 0 WHEN 'member' THEN 1 ELSE 2 END, m.joined_at LIMIT 1`, m.teamID, userID).Scan(&heir, &heirRole)
+			if errors.Is(err, sql.ErrNoRows) {
+				if err := deleteTeam(ctx, tx, m.teamID, now); err != nil {
+					return err
+				}
+				continue
+			} else if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE members SET role = 'owner' WHERE team_id = ? AND user_id = ?`, m.teamID, heir); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE teams SET owner_id = ?, updated_at = ? WHERE id = ?`, heir, ms(now), m.teamID); err != nil {
+				return err
+			}
+			if err := insertActivity(ctx, tx, &app.Activity{ID: app.NewID("act"), TeamID: m.teamID, Type: app.ActivityRoleChanged,
+				User: app.ActivityUser{ID: userID}, Target: &app.ActivityUser{ID: heir}, Timestamp: now,
+				Details: map[string]any{"from": heirRole, "to": app.RoleOwner, "reason": "the previous owner's account was deleted"}}); err != nil {
+				return err
+			}
+		}
+		if err := insertActivity(ctx, tx, &app.Activity{ID: app.NewID("act"), TeamID: m.teamID, Type: app.ActivityMemberLeft,
+			User: app.ActivityUser{ID: userID}, Timestamp: now, Details: map[string]any{"reason": "account deleted"}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

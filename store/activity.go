@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+
+	"folio/app"
+)
+
+var _ app.ActivityStore = (*DB)(nil)
+
+// CreateActivity appends an event to a team's feed.
+func (db *DB) CreateActivity(ctx context.Context, a *app.Activity) error {
+	return db.tx(ctx, func(tx *sql.Tx) error { return insertActivity(ctx, tx, a) })
+}
+
+func insertActivity(ctx context.Context, tx *sql.Tx, a *app.Activity) error {
+	var target app.ActivityUser
+	if a.Target != nil {
+		target = *a.Target
+	}
+	var tpl app.ActivityTemplate
+	if a.Template != nil {
+		tpl = *a.Template
+	}
+	var details any
+	if len(a.Details) > 0 {
+		b, err := json.Marshal(a.Details)
+		if err != nil {
+			return err
+		}
+		details = string(b)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO activity (id, team_id, type, user_id, target_id, target_email, template_id, template_name, details, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.TeamID, a.Type, a.User.ID, target.ID, target.Email, tpl.ID, tpl.Name, details, ms(a.Timestamp))
+	return err
+}
+
+// FindActivities lists a team's feed, newest first, with the current names
+// and addresses of the people involved.
+func (db *DB) FindActivities(ctx context.Context, teamID string, pg app.Page) ([]*app.Activity, int, error) {
+	var total int
+	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM activity WHERE team_id = ?`, teamID).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	// A purged account keeps its "Deleted user" name; its placeholder address is not shown.
+	rows, err := db.read.QueryContext(ctx, `SELECT a.id, a.team_id, a.type, a.user_id, COALESCE(u.name, ''),
+			CASE WHEN u.purged_at IS NULL THEN COALESCE(u.email, '') ELSE '' END,
+			a.target_id, COALESCE(t.name, ''), CASE WHEN t.purged_at IS NULL THEN COALESCE(t.email, a.target_email) ELSE '' END,
+			a.template_id, a.template_name, a.details, a.created_at
+		FROM activity a LEFT JOIN users u ON u.id = a.user_id LEFT JOIN users t ON t.id = a.target_id AND a.target_id != ''
+		WHERE a.team_id = ? ORDER BY a.created_at DESC, a.rowid DESC LIMIT ? OFFSET ?`, teamID, pg.Limit, pg.Offset())
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []*app.Activity{}
+	for rows.Next() {
+		var a app.Activity
+		var target app.ActivityUser
+		var tpl app.ActivityTemplate
+		var details sql.NullString
+		var created int64
+		if err := rows.Scan(&a.ID, &a.TeamID, &a.Type, &a.User.ID, &a.User.Name, &a.User.Email,
+			&target.ID, &target.Name, &target.Email, &tpl.ID, &tpl.Name, &details, &created); err != nil {
+			return nil, 0, err
+		}
+		if target.ID != "" || target.Email != "" {
+			a.Target = &target
+		}
+		if tpl.ID != "" {
+			a.Template = &tpl
+		}
+		if details.Valid {
+			if err := json.Unmarshal([]byte(details.String), &a.Details); err != nil {
+				return nil, 0, err
+			}
+		}
+		a.Timestamp = fromMS(created)
+		out = append(out, &a)
+	}
+	return out, total, rows.Err()
+}

@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"folio/app"
+)
+
+const versionCols = `id, template_id, team_id, version, release_notes, restored_from, name, description, template_type,
+	output_formats, schema, variables, constants, calculated_variables, content_hash, published_by, published_at`
+
+func scanVersion(row scanner) (*app.TemplateVersion, error) {
+	var v app.TemplateVersion
+	var formats, schema, vars, consts, calc string
+	var restored sql.NullInt64
+	var published int64
+	err := row.Scan(&v.ID, &v.TemplateID, &v.TeamID, &v.Version, &v.ReleaseNotes, &restored, &v.Name, &v.Description, &v.TemplateType,
+		&formats, &schema, &vars, &consts, &calc, &v.ContentHash, &v.PublishedBy, &published)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, app.ErrNotFound(app.ECodeVersionNotFound, "version")
+	} else if err != nil {
+		return nil, err
+	}
+	for _, c := range []struct {
+		src string
+		dst any
+	}{{formats, &v.OutputFormats}, {vars, &v.Variables}, {consts, &v.Constants}, {calc, &v.CalculatedVariables}} {
+		if err := json.Unmarshal([]byte(c.src), c.dst); err != nil {
+			return nil, fmt.Errorf("template version %s: %w", v.ID, err)
+		}
+	}
+	v.Schema = json.RawMessage(schema)
+	if restored.Valid {
+		n := int(restored.Int64)
+		v.RestoredFrom = &n
+	}
+	v.PublishedAt = fromMS(published)
+	return &v, nil
+}
+
+func insertVersion(ctx context.Context, tx *sql.Tx, v *app.TemplateVersion) error {
+	var restored any
+	if v.RestoredFrom != nil {
+		restored = *v.RestoredFrom
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO template_versions (`+versionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		v.ID, v.TemplateID, v.TeamID, v.Version, v.ReleaseNotes, restored, v.Name, v.Description, v.TemplateType,
+		mustJSON(v.OutputFormats), string(v.Schema), mustJSON(v.Variables), mustJSON(v.Constants), mustJSON(v.CalculatedVariables),
+		v.ContentHash, v.PublishedBy, ms(v.PublishedAt))
+	return err
+}
+
+// publish records v (content taken from t) as t's next version and marks t
+// published, in tx.
+func publish(ctx context.Context, tx *sql.Tx, t *app.Template, v *app.TemplateVersion) error {
+	v.TemplateID, v.TeamID, v.Version = t.ID, t.TeamID, t.PublishedVersion+1
+	v.Name, v.Description, v.TemplateType, v.OutputFormats, v.Schema = t.Name, t.Description, t.TemplateType, t.OutputFormats, t.Schema
+	v.Variables, v.Constants, v.CalculatedVariables = t.Variables, t.Constants, t.CalculatedVariables
+	v.ContentHash = t.ContentHash()
+	if err := insertVersion(ctx, tx, v); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE templates SET description = ?, output_formats = ?, schema = ?, variables = ?, constants = ?,
+		calculated_variables = ?, published_version = ?, published_hash = ?, is_published = 1, published_at = ?, updated_at = ? WHERE id = ?`,
+		t.Description, mustJSON(t.OutputFormats), string(t.Schema), mustJSON(t.Variables), mustJSON(t.Constants),
+		mustJSON(t.CalculatedVariables), v.Version, v.ContentHash, ms(v.PublishedAt), ms(v.PublishedAt), t.ID); err != nil {
+		return err
+	}
+	t.PublishedVersion, t.PublishedHash, t.IsPublished, t.HasDraft = v.Version, v.ContentHash, true, false
+	at := v.PublishedAt
+	t.PublishedAt, t.UpdatedAt = &at, at
+	return nil
+}
+
+func liveTemplate(ctx context.Context, tx *sql.Tx, id string) (*app.Template, error) {
+	return scanTemplate(tx.QueryRowContext(ctx, `SELECT `+templateCols+` FROM templates t WHERE t.id = ? AND t.deleted_at IS NULL`, id))
+}
+
+// PublishTemplate copies the working copy of a live template into its next
+// version, in one transaction; check may refuse.
+func (db *DB) PublishTemplate(ctx context.Context, templateID string, v *app.TemplateVersion, check func(*app.Template) error) (*app.Template, error) {
+	var t *app.Template
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if t, err = liveTemplate(ctx, tx, templateID); err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(t); err != nil {
+				return err
+			}
+		}
+		return publish(ctx, tx, t, v)
+	})
+	return t, err
+}
+
+// RestoreTemplateVersion makes version `from` the working copy of a live
+// template and publishes it as the next version, in one transaction.
+func (db *DB) RestoreTemplateVersion(ctx context.Context, templateID string, from int, v *app.TemplateVersion) (*app.Template, error) {
+	var t *app.Template
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if t, err = liveTemplate(ctx, tx, templateID); err != nil {
+			return err
+		}
+		src, err := scanVersion(tx.QueryRowContext(ctx, `SELECT `+versionCols+` FROM template_versions WHERE template_id = ? AND version = ?`, templateID, from))
+		if err != nil {
+			return err
+		}
+		t.Description, t.OutputFormats, t.Schema = src.Description, src.OutputFormats, src.Schema
+		t.Variables, t.Constants, t.CalculatedVariables = src.Variables, src.Constants, src.CalculatedVariables
+		return publish(ctx, tx, t, v)
+	})
+	return t, err
+}
+
+// FindTemplateVersions lists a template's versions, newest first.
+func (db *DB) FindTemplateVersions(ctx context.Context, templateID string, pg app.Page) ([]*app.TemplateVersion, int, error) {
+	var total int
+	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM template_versions WHERE template_id = ?`, templateID).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+versionCols+` FROM template_versions WHERE template_id = ?
+		ORDER BY version DESC LIMIT ? OFFSET ?`, templateID, pg.Limit, pg.Offset())
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	list := []*app.TemplateVersion{}
+	for rows.Next() {
+		v, err := scanVersion(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		list = append(list, v)
+	}
+	return list, total, rows.Err()
+}
+
+// FindTemplateVersion finds a template's version by number.
+func (db *DB) FindTemplateVersion(ctx context.Context, templateID string, version int) (*app.TemplateVersion, error) {
+	return scanVersion(db.read.QueryRowContext(ctx, `SELECT `+versionCols+` FROM template_versions WHERE template_id = ? AND version = ?`, templateID, version))
+}
+
+// FindTemplateVersionByID finds a version by id.
+func (db *DB) FindTemplateVersionByID(ctx context.Context, id string) (*app.TemplateVersion, error) {
+	return scanVersion(db.read.QueryRowContext(ctx, `SELECT `+versionCols+` FROM template_versions WHERE id = ?`, id))
+}

@@ -1,0 +1,300 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"folio/app"
+)
+
+var _ app.WebhookStore = (*DB)(nil)
+
+const subCols = `id, team_id, url, events, description, enabled, secret, created_at, updated_at`
+
+func scanSub(row scanner) (*app.Subscription, error) {
+	var s app.Subscription
+	var events string
+	var enabled int
+	var created, updated int64
+	err := row.Scan(&s.ID, &s.TeamID, &s.URL, &events, &s.Description, &enabled, &s.Secret, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, app.ErrNotFound(app.ECodeSubscriptionNotFound, "webhook subscription")
+	} else if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(events), &s.Events); err != nil {
+		return nil, err
+	}
+	s.Enabled = enabled == 1
+	s.CreatedAt, s.UpdatedAt = fromMS(created), fromMS(updated)
+	return &s, nil
+}
+
+// CreateSubscription inserts a subscription.
+func (db *DB) CreateSubscription(ctx context.Context, s *app.Subscription) error {
+	_, err := db.write.ExecContext(ctx, `INSERT INTO webhook_subscriptions (`+subCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.ID, s.TeamID, s.URL, mustJSON(s.Events), s.Description, boolInt(s.Enabled), s.Secret, ms(s.CreatedAt), ms(s.UpdatedAt))
+	return err
+}
+
+// FindSubscription returns one of a team's subscriptions (with its secret).
+func (db *DB) FindSubscription(ctx context.Context, teamID, id string) (*app.Subscription, error) {
+	return scanSub(db.read.QueryRowContext(ctx, `SELECT `+subCols+` FROM webhook_subscriptions WHERE team_id = ? AND id = ?`, teamID, id))
+}
+
+// FindSubscriptions lists a team's subscriptions, oldest first.
+func (db *DB) FindSubscriptions(ctx context.Context, teamID string) ([]*app.Subscription, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+subCols+` FROM webhook_subscriptions WHERE team_id = ? ORDER BY created_at, rowid`, teamID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*app.Subscription{}
+	for rows.Next() {
+		s, err := scanSub(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// UpdateSubscription applies the given fields.
+func (db *DB) UpdateSubscription(ctx context.Context, teamID, id string, upd app.SubscriptionUpdate, now time.Time) (*app.Subscription, error) {
+	sets, args := []string{"updated_at = ?"}, []any{ms(now)}
+	if upd.URL != nil {
+		sets, args = append(sets, "url = ?"), append(args, *upd.URL)
+	}
+	if upd.Events != nil {
+		sets, args = append(sets, "events = ?"), append(args, mustJSON(upd.Events))
+	}
+	if upd.Description != nil {
+		sets, args = append(sets, "description = ?"), append(args, *upd.Description)
+	}
+	if upd.Enabled != nil {
+		sets, args = append(sets, "enabled = ?"), append(args, boolInt(*upd.Enabled))
+	}
+	return scanSub(db.write.QueryRowContext(ctx, `UPDATE webhook_subscriptions SET `+strings.Join(sets, ", ")+
+		` WHERE team_id = ? AND id = ? RETURNING `+subCols, append(args, teamID, id)...))
+}
+
+// DeleteSubscription removes a subscription and its deliveries.
+func (db *DB) DeleteSubscription(ctx context.Context, teamID, id string) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM webhook_subscriptions WHERE team_id = ? AND id = ?`, teamID, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return app.ErrNotFound(app.ECodeSubscriptionNotFound, "webhook subscription")
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE subscription_id = ?`, id)
+		return err
+	})
+}
+
+func insertEvents(ctx context.Context, tx *sql.Tx, events []*app.Event) error {
+	for _, e := range events {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, team_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)`,
+			e.ID, e.TeamID, e.Type, string(e.Payload), ms(e.CreatedAt)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DispatchEvent creates the event's deliveries and marks it dispatched.
+func (db *DB) DispatchEvent(ctx context.Context, e *app.Event, maxAttempts int, now time.Time) ([]*app.Delivery, error) {
+	var out []*app.Delivery
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		out = nil
+		var dispatched int
+		if err := tx.QueryRowContext(ctx, `SELECT dispatched FROM events WHERE id = ?`, e.ID).Scan(&dispatched); err != nil {
+			return err
+		}
+		if dispatched == 1 {
+			return nil
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT `+subCols+` FROM webhook_subscriptions WHERE team_id = ? AND enabled = 1`, e.TeamID)
+		if err != nil {
+			return err
+		}
+		var subs []*app.Subscription
+		for rows.Next() {
+			s, err := scanSub(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			if slices.Contains(s.Events, e.Type) {
+				subs = append(subs, s)
+			}
+		}
+		rows.Close()
+		for _, s := range subs {
+			d := &app.Delivery{ID: app.NewID("dlv"), EventID: e.ID, Event: e.Type, Status: app.DeliveryPending, MaxAttempts: maxAttempts,
+				CreatedAt: now, SubscriptionID: s.ID, TeamID: e.TeamID, Payload: e.Payload}
+			res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO webhook_deliveries (id, subscription_id, team_id, event_id, event, payload, status, max_attempts, created_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.ID, d.SubscriptionID, d.TeamID, d.EventID, d.Event, string(d.Payload), d.Status, d.MaxAttempts, ms(now))
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				out = append(out, d)
+			}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE events SET dispatched = 1 WHERE id = ?`, e.ID)
+		return err
+	})
+	return out, err
+}
+
+// UndispatchedEvents lists events not yet turned into deliveries.
+func (db *DB) UndispatchedEvents(ctx context.Context, limit int) ([]*app.Event, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT id, team_id, type, payload, created_at FROM events WHERE dispatched = 0 ORDER BY created_at LIMIT ?`, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*app.Event
+	for rows.Next() {
+		var e app.Event
+		var payload string
+		var created int64
+		if err := rows.Scan(&e.ID, &e.TeamID, &e.Type, &payload, &created); err != nil {
+			return nil, err
+		}
+		e.Payload, e.CreatedAt = []byte(payload), fromMS(created)
+		out = append(out, &e)
+	}
+	return out, rows.Err()
+}
+
+const deliveryCols = `id, subscription_id, team_id, event_id, event, payload, status, attempts, max_attempts, status_code, response_time_ms,
+	error, attempted_at, next_retry_at, created_at`
+
+func scanDelivery(row scanner) (*app.Delivery, error) {
+	var d app.Delivery
+	var payload string
+	var code, rt, attempted, next sql.NullInt64
+	var created int64
+	err := row.Scan(&d.ID, &d.SubscriptionID, &d.TeamID, &d.EventID, &d.Event, &payload, &d.Status, &d.Attempts, &d.MaxAttempts,
+		&code, &rt, &d.Error, &attempted, &next, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, app.ErrNotFound(app.ECodeDeliveryNotFound, "delivery")
+	} else if err != nil {
+		return nil, err
+	}
+	d.Payload = []byte(payload)
+	if code.Valid {
+		c := int(code.Int64)
+		d.StatusCode = &c
+	}
+	if rt.Valid {
+		d.ResponseTime = &rt.Int64
+	}
+	d.AttemptedAt, d.NextRetryAt, d.CreatedAt = fromNullMS(attempted), fromNullMS(next), fromMS(created)
+	return &d, nil
+}
+
+// CreateDelivery inserts a delivery made outside dispatch.
+func (db *DB) CreateDelivery(ctx context.Context, d *app.Delivery) error {
+	_, err := db.write.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, subscription_id, team_id, event_id, event, payload, status, max_attempts, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.ID, d.SubscriptionID, d.TeamID, d.EventID, d.Event, string(d.Payload), d.Status, d.MaxAttempts, ms(d.CreatedAt))
+	return err
+}
+
+// FindDelivery returns a delivery by id (for the deliverer).
+func (db *DB) FindDelivery(ctx context.Context, id string) (*app.Delivery, error) {
+	return scanDelivery(db.read.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE id = ?`, id))
+}
+
+// FindDeliveries lists a subscription's newest deliveries.
+func (db *DB) FindDeliveries(ctx context.Context, teamID, subscriptionID string, limit int) ([]*app.Delivery, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE team_id = ? AND subscription_id = ?
+		ORDER BY created_at DESC, rowid DESC LIMIT ?`, teamID, subscriptionID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*app.Delivery{}
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// RecordAttempt stores an attempt's outcome unless that attempt number is
+// already recorded.
+func (db *DB) RecordAttempt(ctx context.Context, id string, a app.Attempt) (*app.Delivery, error) {
+	status := app.DeliveryFailed
+	switch {
+	case a.Success:
+		status = app.DeliverySuccess
+	case a.NextRetryAt != nil:
+		status = app.DeliveryPending
+	}
+	var code any
+	if a.StatusCode != nil {
+		code = *a.StatusCode
+	}
+	var d *app.Delivery
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		d, err = scanDelivery(tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET attempts = ?, status = ?, status_code = ?,
+			response_time_ms = ?, error = ?, attempted_at = ?, next_retry_at = ? WHERE id = ? AND attempts = ? - 1 RETURNING `+deliveryCols,
+			a.Number, status, code, a.ResponseTime, a.Error, ms(a.At), msPtr(a.NextRetryAt), id, a.Number))
+		if app.ErrorCode(err) == app.ECodeDeliveryNotFound {
+			d, err = scanDelivery(tx.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE id = ?`, id))
+		}
+		return err
+	})
+	return d, err
+}
+
+// RetryDelivery allows one more attempt of a failed delivery.
+func (db *DB) RetryDelivery(ctx context.Context, teamID, subscriptionID, id string, now time.Time) (*app.Delivery, error) {
+	var d *app.Delivery
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		cur, err := scanDelivery(tx.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE team_id = ? AND subscription_id = ? AND id = ?`,
+			teamID, subscriptionID, id))
+		if err != nil {
+			return err
+		}
+		if cur.Status != app.DeliveryFailed {
+			return (&app.Error{Code: app.ECodeNotRetryableDelivery, Message: "only failed deliveries can be retried; this one is " + cur.Status}).WithInfo("status", cur.Status)
+		}
+		d, err = scanDelivery(tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', max_attempts = attempts + 1, next_retry_at = ?
+			WHERE id = ? RETURNING `+deliveryCols, ms(now), id))
+		return err
+	})
+	return d, err
+}
+
+// PendingDeliveries lists deliveries waiting for an attempt.
+func (db *DB) PendingDeliveries(ctx context.Context) ([]*app.Delivery, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE status = 'pending'`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*app.Delivery
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
