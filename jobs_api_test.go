@@ -222,7 +222,7 @@ func TestJobListExportDelete(t *testing.T) {
 		t.Fatalf("csv export: %d %v", st, h)
 	}
 	rows, err := csv.NewReader(strings.NewReader(string(body))).ReadAll()
-	if err != nil || len(rows) != 8 || rows[0][0] != "jobId" || rows[1][0] != ids[0] || rows[1][1] != "completed" || rows[1][5] != "_cmd" {
+	if err != nil || len(rows) != 8 || rows[0][0] != "jobId" || rows[1][0] != ids[0] || rows[1][1] != "completed" || rows[1][6] != "_cmd" {
 		t.Fatalf("csv rows = %v %v", rows, err)
 	}
 	// JSON export with filters.

@@ -72,3 +72,17 @@ func TestValidateSchemaAndVariables(t *testing.T) {
 	}
 	s.wantError(s.do("POST", "/api/templates/validate-variables", u.token, map[string]any{}), 400, "ERR_VALID_005")
 }
+
+func TestPreviewSharedTemplate(t *testing.T) {
+	s := startServer(t)
+	owner, guest := s.verifiedUser("Owner"), s.signup("Guest")
+	tpl := s.createTemplate(owner.token, "Invoice", invoiceTemplate)
+	guestTeam := s.must(200, "GET", "/api/teams", guest.token, nil).get("data").([]any)[0].(map[string]any)["id"].(string)
+	body := map[string]any{"variables": map[string]any{"number": "S-1", "customer": "Shared Ltd"}}
+	s.wantError(s.do("POST", "/api/templates/"+tpl.str("id")+"/preview", guest.token, body), 404, "ERR_TMPL_001")
+	s.must(200, "POST", "/api/templates/attachment/"+tpl.str("id")+"/share", owner.token, map[string]any{"targetTeamId": guestTeam, "permission": "view"})
+	r := s.must(200, "POST", "/api/templates/"+tpl.str("id")+"/preview", guest.token, body)
+	if !strings.Contains(pdfText(t, r.raw), "Shared Ltd") {
+		t.Fatal("shared preview lacks its variable")
+	}
+}

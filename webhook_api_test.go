@@ -229,6 +229,7 @@ func TestWebhookSubscriptions(t *testing.T) {
 	}
 	unverified := s.signup("Unverified")
 	s.wantError(s.do("POST", base, unverified.token, map[string]any{"url": rcv.url}), 403, "ERR_AUTH_006")
+	s.wantError(s.do("POST", base, s.createKey(unverified.token, nil), map[string]any{"url": rcv.url}), 403, "ERR_AUTH_006")
 
 	if d := s.do("DELETE", base+"/"+id, key, nil); d.status != 204 {
 		t.Fatalf("delete: %d", d.status)

@@ -341,5 +341,9 @@ func (s *AuthService) authenticateKey(ctx context.Context, plain string) (*Princ
 	if err := s.Keys.TouchAPIKey(ctx, k.ID, s.Now().UTC()); err != nil {
 		return nil, err
 	}
-	return &Principal{Kind: AuthKey, UserID: k.CreatedBy, TeamID: k.TeamID, Role: RoleMember, KeyID: k.ID, Permissions: k.Permissions, Verified: true}, nil
+	// A key is as verified as the account that created it (ERR_AUTH_006
+	// guards the same actions for keys as for logins).
+	u, err := s.Users.FindUserByID(ctx, k.CreatedBy)
+	verified := err == nil && u.EmailVerified
+	return &Principal{Kind: AuthKey, UserID: k.CreatedBy, TeamID: k.TeamID, Role: RoleMember, KeyID: k.ID, Permissions: k.Permissions, Verified: verified}, nil
 }

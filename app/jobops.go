@@ -203,13 +203,17 @@ func (s *DocumentService) ExportJobs(ctx context.Context, f ExportFilter, format
 		return err
 	default:
 		cw := csv.NewWriter(w)
-		cw.Write([]string{"jobId", "status", "format", "templateId", "batchId", "filename", "errorCode", "error", "durationMs", "createdAt", "completedAt"})
+		cw.Write([]string{"jobId", "status", "format", "templateId", "templateVersion", "batchId", "filename", "errorCode", "error", "durationMs", "createdAt", "completedAt"})
 		err := s.Jobs.ExportJobs(ctx, f, func(j *Job) error {
 			d := ""
 			if j.DurationMS != nil {
 				d = strconv.FormatInt(*j.DurationMS, 10)
 			}
-			return cw.Write([]string{j.ID, j.Status, j.Format, j.TemplateID, j.BatchID, csvSafe(j.Filename), j.ErrorCode, csvSafe(j.Error), d, ts(&j.CreatedAt), ts(j.CompletedAt)})
+			v := ""
+			if j.TemplateVersion != nil {
+				v = strconv.Itoa(*j.TemplateVersion)
+			}
+			return cw.Write([]string{j.ID, j.Status, j.Format, j.TemplateID, v, j.BatchID, csvSafe(j.Filename), j.ErrorCode, csvSafe(j.Error), d, ts(&j.CreatedAt), ts(j.CompletedAt)})
 		})
 		cw.Flush()
 		if err != nil {
@@ -228,22 +232,23 @@ func csvSafe(s string) string {
 }
 
 type exportRow struct {
-	JobID       string          `json:"jobId"`
-	Status      string          `json:"status"`
-	Format      string          `json:"format"`
-	TemplateID  string          `json:"templateId"`
-	BatchID     string          `json:"batchId,omitempty"`
-	Filename    string          `json:"filename,omitempty"`
-	Metadata    json.RawMessage `json:"metadata,omitempty"`
-	ErrorCode   string          `json:"errorCode,omitempty"`
-	Error       string          `json:"error,omitempty"`
-	DurationMS  *int64          `json:"durationMs,omitempty"`
-	CreatedAt   time.Time       `json:"createdAt"`
-	CompletedAt *time.Time      `json:"completedAt,omitempty"`
+	JobID           string          `json:"jobId"`
+	Status          string          `json:"status"`
+	Format          string          `json:"format"`
+	TemplateID      string          `json:"templateId"`
+	TemplateVersion *int            `json:"templateVersion"`
+	BatchID         string          `json:"batchId,omitempty"`
+	Filename        string          `json:"filename,omitempty"`
+	Metadata        json.RawMessage `json:"metadata,omitempty"`
+	ErrorCode       string          `json:"errorCode,omitempty"`
+	Error           string          `json:"error,omitempty"`
+	DurationMS      *int64          `json:"durationMs,omitempty"`
+	CreatedAt       time.Time       `json:"createdAt"`
+	CompletedAt     *time.Time      `json:"completedAt,omitempty"`
 }
 
 func (s *DocumentService) exportRow(j *Job) exportRow {
-	return exportRow{JobID: j.ID, Status: j.Status, Format: j.Format, TemplateID: j.TemplateID, BatchID: j.BatchID, Filename: j.Filename,
+	return exportRow{JobID: j.ID, Status: j.Status, Format: j.Format, TemplateID: j.TemplateID, TemplateVersion: j.TemplateVersion, BatchID: j.BatchID, Filename: j.Filename,
 		Metadata: j.Metadata, ErrorCode: j.ErrorCode, Error: j.Error, DurationMS: j.DurationMS, CreatedAt: j.CreatedAt, CompletedAt: j.CompletedAt}
 }
 

@@ -143,7 +143,9 @@ func (s *DocumentService) Preview(ctx context.Context, ref string, in PreviewInp
 	if in.Format == "" {
 		in.Format = string(render.PDF)
 	}
-	t, err := s.Templates.Templates.FindTemplate(ctx, p.TeamID, ref)
+	// The working state (draft) of an own or shared template: what an
+	// editor previews.
+	t, err := s.Templates.FindTemplate(ctx, TemplateRef{ID: ref})
 	if err != nil {
 		return nil, render.Stats{}, err
 	}

@@ -184,7 +184,7 @@ func (s *Server) handleExportTemplate(w http.ResponseWriter, r *http.Request) er
 	}
 	body, err := json.MarshalIndent(x, "", "  ")
 	if err != nil {
-		return &app.Error{Code: "ERR_TMPL_012", Message: "export failed"}
+		return &app.Error{Code: app.ECodeExportFailed, Message: "export failed"}
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
