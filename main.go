@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,6 +27,7 @@ import (
 	"folio/render"
 	"folio/store"
 	"folio/web"
+	"folio/web/client"
 )
 
 // Set by -ldflags "-X main.version=... -X main.commit=... -X main.date=...".
@@ -51,12 +53,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = serve(ctx, args, stderr)
 	case "admin":
 		err = admin(ctx, args, stdout, stderr)
+	case "bench":
+		err = bench(ctx, args, stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "folio %s (commit %s, built %s, %s)\n", version, commit, date, runtime.Version())
 	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, "usage: folio [serve|admin|version] [flags]   (folio <command> -h for flags)")
+		fmt.Fprintln(stdout, "usage: folio [serve|admin|bench|version] [flags]   (folio <command> -h for flags)")
 	default:
-		err = fmt.Errorf("unknown command %q (serve, admin, version)", cmd)
+		err = fmt.Errorf("unknown command %q (serve, admin, bench, version)", cmd)
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -479,6 +483,68 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("unknown admin command %q (create-user, verify-email, set-plan, add-credits, backup)", cmd)
 	}
+	return nil
+}
+
+// bench starts a server on a temp data dir (scale plan, loopback, TLS, no
+// rate limits) and drives it over keep-alive HTTPS (docs/performance.md).
+func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	conc := fs.Int("concurrency", 8, "concurrent clients")
+	dur := fs.Duration("duration", 10*time.Second, "time per scenario")
+	scen := fs.String("scenarios", strings.Join(client.Scenarios, ","), "scenarios to run")
+	examples := fs.String("examples", "testdata/templates", "directory with invoice.json and invoice.vars.json")
+	workers := fs.Int("workers", runtime.NumCPU(), "document workers")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	data, err := os.MkdirTemp("", "folio-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(data)
+	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: data, Workers: *workers, DefaultPlan: "scale", Signup: "open", LogFormat: "text", RateLimits: "off"},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := m.Open(ctx); err != nil {
+		return err
+	}
+	defer m.Close()
+	ca, err := os.ReadFile(filepath.Join(data, "tls", "cert.pem"))
+	if err != nil {
+		return err
+	}
+	c, err := client.New(m.URL(), "", ca)
+	if err != nil {
+		return err
+	}
+	admin := &app.TeamAdmin{Teams: m.DB, Now: time.Now}
+	res, err := client.Bench(ctx, client.BenchConfig{
+		Client: c, Examples: *examples, Concurrency: *conc, Duration: *dur, Scenarios: strings.Split(*scen, ","),
+		Fund: func(team string) error { _, err := admin.AddCredits(ctx, team, 100_000_000); return err },
+		RenderOnly: func(def json.RawMessage, vars map[string]any) (client.Op, error) {
+			var t app.Template
+			if err := json.Unmarshal(def, &t); err != nil {
+				return nil, err
+			}
+			f, err := m.Server.Templates.RenderFunc(t.Definition(), "pdf", vars)
+			if err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context) (int, error) { return 1, f(ctx, io.Discard) }, nil
+		},
+		Progress: func(name string) { fmt.Fprintf(stderr, "running %s for %s...\n", name, *dur) },
+	})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"date": time.Now().UTC().Format(time.RFC3339), "cpus": runtime.NumCPU(), "go": runtime.Version(), "results": res})
+	}
+	client.WriteTable(stdout, res)
 	return nil
 }
 

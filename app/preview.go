@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"folio/render"
@@ -173,4 +174,21 @@ func (s *DocumentService) Preview(ctx context.Context, ref string, in PreviewInp
 		return nil, st, renderError(err, timeout)
 	}
 	return buf.Bytes(), st, nil
+}
+
+// RenderFunc compiles def once and returns a function that renders it with
+// vars, without HTTP or storage: the floor the bench measures the API against.
+func (s *TemplateService) RenderFunc(def render.Definition, format string, vars map[string]any) (func(ctx context.Context, w io.Writer) error, error) {
+	ct, err := s.Engine.Compile(def)
+	if err != nil {
+		return nil, schemaError(err)
+	}
+	return func(ctx context.Context, w io.Writer) error {
+		values, err := ct.Values(vars)
+		if err != nil {
+			return variableError(err)
+		}
+		_, err = ct.Render(ctx, w, render.Format(format), values, render.Options{})
+		return err
+	}, nil
 }

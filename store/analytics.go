@@ -10,12 +10,12 @@ import (
 
 var _ app.AnalyticsStore = (*DB)(nil)
 
-// JobAnalytics groups a team's jobs by UTC day, status and format, reading
-// only the covering index jobs_team_analytics.
+// JobAnalytics groups a team's ended jobs by UTC day, status and format,
+// from the hourly job_stats counters.
 func (db *DB) JobAnalytics(ctx context.Context, f app.AnalyticsFilter) ([]app.AnalyticsRow, error) {
-	q := `SELECT date(created_at / 1000, 'unixepoch'), status, format, COUNT(*), COALESCE(SUM(duration_ms), 0), COUNT(duration_ms)
-		FROM jobs WHERE team_id = ? AND created_at >= ? AND created_at < ?`
-	args := []any{f.TeamID, ms(f.From), ms(f.To)}
+	q := `SELECT date(slot * 3600, 'unixepoch'), status, format, SUM(count), SUM(duration_sum), SUM(duration_count)
+		FROM job_stats WHERE team_id = ? AND slot >= ? AND slot < ?`
+	args := []any{f.TeamID, slotOf(f.From), slotCeil(f.To)}
 	if f.TemplateID != "" {
 		q += ` AND template_id = ?`
 		args = append(args, f.TemplateID)
@@ -36,6 +36,23 @@ func (db *DB) JobAnalytics(ctx context.Context, f app.AnalyticsFilter) ([]app.An
 	return out, rows.Err()
 }
 
+func slotOf(t time.Time) int64   { return t.UnixMilli() / 3600000 }
+func slotCeil(t time.Time) int64 { return (t.UnixMilli() + 3599999) / 3600000 }
+
+// countJob adds an ended job to the hourly counters (inside FinishJob).
+func countJob(ctx context.Context, tx *sql.Tx, j *app.Job) error {
+	var dur int64
+	var n int
+	if j.DurationMS != nil {
+		dur, n = *j.DurationMS, 1
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO job_stats (team_id, slot, template_id, status, format, count, duration_sum, duration_count)
+		VALUES (?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO UPDATE SET count = count + 1,
+		duration_sum = duration_sum + excluded.duration_sum, duration_count = duration_count + excluded.duration_count`,
+		j.TeamID, slotOf(j.CreatedAt), j.TemplateID, j.Status, j.Format, dur, n)
+	return err
+}
+
 // CountDocuments counts a team's completed documents created in [from, to).
 func (db *DB) CountDocuments(ctx context.Context, teamID string, from, to time.Time) (int64, error) {
 	var n sql.NullInt64
@@ -46,11 +63,12 @@ func (db *DB) CountDocuments(ctx context.Context, teamID string, from, to time.T
 
 var _ app.DashboardStore = (*DB)(nil)
 
-// TemplateStats groups a team's jobs in [from, to) by template.
+// TemplateStats groups a team's ended jobs in [from, to) by template.
 func (db *DB) TemplateStats(ctx context.Context, teamID string, from, to time.Time) ([]app.TemplateStat, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT j.template_id, COALESCE(t.name, ''), COUNT(*), SUM(j.status = 'failed'), COALESCE(AVG(j.duration_ms), 0)
-		FROM jobs j LEFT JOIN templates t ON t.id = j.template_id
-		WHERE j.team_id = ? AND j.created_at >= ? AND j.created_at < ? GROUP BY j.template_id`, teamID, ms(from), ms(to))
+	rows, err := db.read.QueryContext(ctx, `SELECT s.template_id, COALESCE(t.name, ''), SUM(s.count), SUM(CASE WHEN s.status = 'failed' THEN s.count ELSE 0 END),
+			COALESCE(SUM(s.duration_sum) * 1.0 / NULLIF(SUM(s.duration_count), 0), 0)
+		FROM job_stats s LEFT JOIN templates t ON t.id = s.template_id
+		WHERE s.team_id = ? AND s.slot >= ? AND s.slot < ? GROUP BY s.template_id`, teamID, slotOf(from), slotCeil(to))
 	if err != nil {
 		return nil, err
 	}
@@ -66,10 +84,10 @@ func (db *DB) TemplateStats(ctx context.Context, teamID string, from, to time.Ti
 	return out, rows.Err()
 }
 
-// HourCounts counts a team's jobs in [from, to) by hour of the day (UTC).
+// HourCounts counts a team's ended jobs in [from, to) by hour of the day (UTC).
 func (db *DB) HourCounts(ctx context.Context, teamID string, from, to time.Time) ([]app.HourCount, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT CAST(strftime('%H', created_at / 1000, 'unixepoch') AS INTEGER), COUNT(*)
-		FROM jobs WHERE team_id = ? AND created_at >= ? AND created_at < ? GROUP BY 1`, teamID, ms(from), ms(to))
+	rows, err := db.read.QueryContext(ctx, `SELECT slot % 24, SUM(count) FROM job_stats
+		WHERE team_id = ? AND slot >= ? AND slot < ? GROUP BY 1`, teamID, slotOf(from), slotCeil(to))
 	if err != nil {
 		return nil, err
 	}

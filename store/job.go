@@ -166,6 +166,9 @@ func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events 
 			return err
 		}
 		out.Ended = true
+		if err := countJob(ctx, tx, j); err != nil {
+			return err
+		}
 		if j.Status == app.StatusFailed {
 			if err := refundJob(ctx, tx, j); err != nil {
 				return err

@@ -174,5 +174,10 @@ func WriteTable(w io.Writer, rs []Result) {
 			r.Seconds, r.DocsPerSecond, r.P50ms, r.P95ms, r.P99ms, r.CPUSecPerDoc*1000, r.PeakRSSMB)
 	}
 	tw.Flush()
+	for _, r := range rs {
+		if r.FirstError != "" {
+			fmt.Fprintf(w, "%s: first error: %s\n", r.Scenario, r.FirstError)
+		}
+	}
 	fmt.Fprintf(w, "(%s, %d CPUs, GOMAXPROCS %d)\n", runtime.Version(), runtime.NumCPU(), runtime.GOMAXPROCS(0))
 }

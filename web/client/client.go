@@ -222,3 +222,15 @@ func (c *Client) Download(ctx context.Context, url string) ([]byte, error) {
 	}
 	return io.ReadAll(res.Body)
 }
+
+func newRequest(ctx context.Context, c *Client, method, path string, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	return req, nil
+}

@@ -1,0 +1,274 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Scenario names of the bench (issue 12): a = invoice, b = batch,
+// c = report, d = xlsx, e = render.
+var Scenarios = []string{"render", "invoice", "batch", "report", "xlsx"}
+
+// BenchConfig drives Bench.
+type BenchConfig struct {
+	Client      *Client // unauthenticated client of the server under test
+	Examples    string  // directory with invoice.json and invoice.vars.json
+	Concurrency int
+	Duration    time.Duration
+	Scenarios   []string
+	// RenderOnly builds the render-only op (no HTTP, no store) for a template.
+	RenderOnly func(def json.RawMessage, vars map[string]any) (Op, error)
+	// Fund gives the bench team enough credits for the run.
+	Fund func(teamID string) error
+	// Progress, when set, is told about each scenario as it starts.
+	Progress func(name string)
+}
+
+// Bench sets up an account, key and templates and runs the scenarios.
+func Bench(ctx context.Context, cfg BenchConfig) ([]Result, error) {
+	c := cfg.Client
+	sess, err := c.Signup(ctx, fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano()), "bench password", "Bench")
+	if err != nil {
+		return nil, fmt.Errorf("signup: %w", err)
+	}
+	jwt := c.WithToken(sess.AccessToken)
+	var key struct {
+		PlainKey string `json:"plainKey"`
+		TeamID   string `json:"teamId"`
+	}
+	if err := jwt.Do(ctx, "POST", "/api/api-keys", map[string]any{"name": "bench"}, &key); err != nil {
+		return nil, fmt.Errorf("create key: %w", err)
+	}
+	if cfg.Fund != nil {
+		if err := cfg.Fund(key.TeamID); err != nil {
+			return nil, err
+		}
+	}
+	api := c.WithToken(key.PlainKey)
+
+	invoice, invoiceVars, err := loadInvoice(cfg.Examples)
+	if err != nil {
+		return nil, err
+	}
+	var results []Result
+	for _, name := range cfg.Scenarios {
+		if !slices.Contains(Scenarios, name) {
+			return nil, fmt.Errorf("unknown scenario %q (%s)", name, strings.Join(Scenarios, ", "))
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(name)
+		}
+		var op Op
+		conc, maxOps := cfg.Concurrency, 0
+		label := name
+		switch name {
+		case "render":
+			raw, _ := json.Marshal(invoice)
+			if op, err = cfg.RenderOnly(raw, invoiceVars); err != nil {
+				return nil, err
+			}
+			label = "e render-only invoice"
+		case "invoice":
+			id, err := jwt.CreateTemplate(ctx, invoice)
+			if err != nil {
+				return nil, fmt.Errorf("invoice template: %w", err)
+			}
+			op = generateOp(api, id, "pdf", invoiceVars)
+			label = "a invoice (sync generate)"
+		case "batch":
+			id, err := jwt.CreateTemplate(ctx, named(invoice, "Invoice batch"))
+			if err != nil {
+				return nil, fmt.Errorf("batch template: %w", err)
+			}
+			vars := make([]any, 100)
+			for i := range vars {
+				vars[i] = invoiceVars
+			}
+			op = func(ctx context.Context) (int, error) {
+				b, err := api.GenerateBatch(ctx, id, "pdf", vars)
+				if err != nil {
+					return 0, err
+				}
+				b, err = api.WaitBatch(ctx, b.BatchID, 5*time.Millisecond)
+				if err != nil {
+					return 0, err
+				}
+				if b.CompletedDocuments != 100 {
+					return b.CompletedDocuments, fmt.Errorf("batch: %d completed, %d failed", b.CompletedDocuments, b.FailedDocuments)
+				}
+				return 100, nil
+			}
+			conc = 1
+			label = "b batch of 100 (to its end)"
+		case "report":
+			id, vars, pages, err := reportTemplate(ctx, jwt)
+			if err != nil {
+				return nil, err
+			}
+			op = generateOp(api, id, "pdf", vars)
+			label = fmt.Sprintf("c report (%d pages)", pages)
+		case "xlsx":
+			id, err := jwt.CreateTemplate(ctx, xlsxTemplate())
+			if err != nil {
+				return nil, fmt.Errorf("xlsx template: %w", err)
+			}
+			op = generateOp(api, id, "xlsx", xlsxRows(9999)) // + the header row = the 10,000-row limit
+			conc = 1
+			label = "d xlsx 10000 rows x 10"
+		}
+		results = append(results, Run(ctx, label, conc, cfg.Duration, maxOps, op))
+	}
+	return results, nil
+}
+
+func generateOp(c *Client, templateID, format string, vars any) Op {
+	return func(ctx context.Context) (int, error) {
+		j, err := c.Generate(ctx, templateID, format, vars, false)
+		if err != nil {
+			return 0, err
+		}
+		if j.Status != "completed" {
+			return 0, fmt.Errorf("job %s is %s: %s", j.JobID, j.Status, j.Error)
+		}
+		return 1, nil
+	}
+}
+
+// loadInvoice reads the example invoice and gives it 20 line items.
+func loadInvoice(dir string) (map[string]any, map[string]any, error) {
+	var def, vars map[string]any
+	for _, f := range []struct {
+		name string
+		dst  *map[string]any
+	}{{"invoice.json", &def}, {"invoice.vars.json", &vars}} {
+		b, err := os.ReadFile(filepath.Join(dir, f.name))
+		if err != nil {
+			return nil, nil, fmt.Errorf("bench examples (--examples): %w", err)
+		}
+		if err := json.Unmarshal(b, f.dst); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", f.name, err)
+		}
+	}
+	items, _ := vars["items"].([]any)
+	if len(items) == 0 {
+		return nil, nil, errors.New("invoice.vars.json has no items")
+	}
+	for len(items) < 20 {
+		items = append(items, items[len(items)%5])
+	}
+	vars["items"] = items[:20]
+	return named(def, "Invoice bench"), vars, nil
+}
+
+func named(def map[string]any, name string) map[string]any {
+	out := make(map[string]any, len(def))
+	for k, v := range def {
+		out[k] = v
+	}
+	out["name"] = name
+	return out
+}
+
+// reportTemplate creates a statement-like report and sizes its rows so the
+// document has 30 pages (the PDF limit), measured with the preview endpoint.
+func reportTemplate(ctx context.Context, c *Client) (string, map[string]any, int, error) {
+	def := map[string]any{
+		"name": "Report bench", "outputFormats": []string{"pdf"},
+		"schema": map[string]any{"pageSize": "A4", "sections": []any{
+			map[string]any{"id": "header", "role": "header", "components": []any{map[string]any{"type": "text", "props": map[string]any{"content": "Monthly statement · page {{page}} of {{pages}}", "style": map[string]any{"align": "right", "fontSize": 8}}}}},
+			map[string]any{"id": "body", "components": []any{
+				map[string]any{"type": "heading", "props": map[string]any{"content": "Account statement", "level": 1}},
+				map[string]any{"type": "table", "props": map[string]any{"rows": "rows", "columns": []any{
+					map[string]any{"header": "Date", "value": "{{ row.d }}", "width": 25},
+					map[string]any{"header": "Description", "value": "{{ row.t }}"},
+					map[string]any{"header": "Category", "value": "{{ row.c }}", "width": 30},
+					map[string]any{"header": "Amount", "value": "{{ row.a }}", "format": "currency:EUR", "width": 28},
+				}}},
+			}},
+		}},
+		"variables": []any{map[string]any{"name": "rows", "type": "array", "required": true}},
+	}
+	id, err := c.CreateTemplate(ctx, def)
+	if err != nil {
+		return "", nil, 0, fmt.Errorf("report template: %w", err)
+	}
+	rowsFor := func(n int) map[string]any {
+		rows := make([]any, n)
+		for i := range rows {
+			rows[i] = map[string]any{"d": fmt.Sprintf("2026-11-%02d", i%28+1), "t": "Card payment — merchant " + strconv.Itoa(i), "c": "Operations", "a": float64(i%997) + 0.5}
+		}
+		return map[string]any{"rows": rows}
+	}
+	lo, hi := 100, 2000 // find the most rows that fit in 30 pages
+	pages := 0
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		p, err := previewPages(ctx, c, id, rowsFor(mid))
+		if err != nil {
+			return "", nil, 0, err
+		}
+		if p > 0 && p <= 30 {
+			lo, pages = mid, p
+		} else {
+			hi = mid - 1
+		}
+	}
+	if pages == 0 {
+		if pages, err = previewPages(ctx, c, id, rowsFor(lo)); err != nil {
+			return "", nil, 0, err
+		}
+	}
+	return id, rowsFor(lo), pages, nil
+}
+
+// previewPages renders a preview and returns X-Folio-Pages (0 when refused).
+func previewPages(ctx context.Context, c *Client, id string, vars map[string]any) (int, error) {
+	body, _ := json.Marshal(map[string]any{"variables": vars})
+	req, err := newRequest(ctx, c, "POST", "/api/templates/"+id+"/preview", body)
+	if err != nil {
+		return 0, err
+	}
+	res, err := c.HTTP.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		return 0, nil
+	}
+	return strconv.Atoi(res.Header.Get("X-Folio-Pages"))
+}
+
+func xlsxTemplate() map[string]any {
+	var cols []any
+	for i := 0; i < 10; i++ {
+		f := "text"
+		if i >= 6 {
+			f = "number"
+		}
+		cols = append(cols, map[string]any{"header": fmt.Sprintf("Col %d", i+1), "value": fmt.Sprintf("{{ row[%d] }}", i), "format": f})
+	}
+	return map[string]any{
+		"name": "Export bench", "outputFormats": []string{"xlsx"},
+		"schema": map[string]any{"sections": []any{map[string]any{"id": "export", "name": "Export", "components": []any{
+			map[string]any{"type": "table", "props": map[string]any{"rows": "rows", "columns": cols}},
+		}}}},
+		"variables": []any{map[string]any{"name": "rows", "type": "array", "required": true}},
+	}
+}
+
+func xlsxRows(n int) map[string]any {
+	rows := make([]any, n)
+	for i := range rows {
+		rows[i] = []any{"R" + strconv.Itoa(i), "Item", "EU", "2026-11", "open", "ok", i, i * 2, float64(i) / 4, i % 7}
+	}
+	return map[string]any{"rows": rows}
+}
