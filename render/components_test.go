@@ -3,8 +3,8 @@ package render
 import (
 	"bytes"
 	"encoding/binary"
-	"hash/crc32"
 	"fmt"
+	"hash/crc32"
 	"image"
 	"image/png"
 	"os"
@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skip2/go-qrcode"
 )
@@ -319,4 +320,24 @@ func nonEmptyLines(s string) []string {
 		}
 	}
 	return out
+}
+
+func TestHeaderTallerThanAThirdOfThePageIsCut(t *testing.T) {
+	tpl := MustCompile(t, schemaDef(`{"sections":[
+		{"id":"h","role":"header","components":[{"type":"table","props":{"rows":"rows","columns":[{"header":"H","value":"header row {{ row }}"}]}}]},
+		{"id":"b","components":[{"type":"text","props":{"content":"BODY TEXT"}}]}]}`))
+	start := time.Now()
+	pdf := MustRender(t, tpl, map[string]any{"rows": numbers(100000)}, Options{})
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v: the cut-off rows should not be laid out", d)
+	}
+	text := ExtractText(t, pdf)
+	if !strings.Contains(text, "BODY TEXT") || !strings.Contains(text, "header row 1\n") || strings.Contains(text, "header row 100\n") {
+		t.Errorf("want the body and the first header rows only, got:\n%s", clip(text, 2000))
+	}
+	assertInsidePage(t, pdf)
+	// A third of the 257 mm between the margins holds about 13 rows of 6.2 mm.
+	if n := strings.Count(text, "header row "); n < 10 || n > 14 {
+		t.Errorf("%d header rows shown, want the 10-14 that fit a third of the page", n)
+	}
 }

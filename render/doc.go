@@ -15,13 +15,26 @@
 //	 "sections": [{"id": "...", "name": "...", "role": "body"|"header"|"footer",
 //	   "components": [{"type": "...", "props": {...}, "if": "expr", "each": "expr", "as": "name"}]}]}
 //
-// Components: text {content, style {fontSize, bold, italic, color "#rrggbb",
-// align left|center|right}} and heading {content, level 1-3, style}. Any
-// component may carry "if" (drawn only when the value is truthy: not false,
-// nil, 0, "" or empty) and "each" (drawn once per array element, bound to
-// "as", default "item", with its position from 0 in "index"). Header and
-// footer sections repeat on every PDF page and see "page" and "pages".
-// Unknown fields are ignored; unknown component types are errors.
+// Components (docs/templates.md has every prop): text {content, style
+// {fontSize, bold, italic, color "#rrggbb", align left|center|right}},
+// heading {content, level 1-3, style}, table {rows (an expression yielding
+// an array), columns [{header, value, width, align, format}], as (default
+// "row"), showHeader, bordered, style}, keyValue {items [{label, value,
+// format}], labelWidth}, image {src (PNG/JPEG data URI), width, height,
+// align}, qrcode {value, size, level}, barcode {value (Code 128), height,
+// width, showText}, divider {color, thickness, spacing}, spacer {height},
+// pageBreak, and columns {children (one component array per column),
+// widths, gap}. Any component may carry "if" (drawn only when the value is
+// truthy: not false, nil, 0, "" or empty) and "each" (drawn once per array
+// element, bound to "as", default "item", with its position from 0 in
+// "index"). Header and footer sections repeat on every PDF page and see
+// "page" and "pages". Unknown fields are ignored; unknown component types
+// are errors.
+//
+// PDF pages are laid out as boxes (a line of text, a table row, an image)
+// that never straddle a page break; a table's header is drawn again above
+// a row that starts a page. In XLSX every body section is a sheet, tables
+// become typed rows, and images, QR codes and barcodes are left out.
 //
 // # Expressions
 //
@@ -31,7 +44,7 @@
 // currency(total, "EUR"); a bare "| upper" means "| upper()"). A missing
 // variable or path yields nothing. Helpers: currency(value, code),
 // formatNumber(value, decimals), formatDate(value, layout) with layouts
-// like "DD.MM.YYYY" or Go layouts, upper, lower, default(value, fallback),
+// like "DD.MM.YYYY", "ddd D MMM" or Go layouts, upper, lower, default(value, fallback),
 // join(array, separator), replace(text, old, new), plus expr's pure
 // builtins (len, sum, map, filter, round, …). There is no clock, time-zone
 // database, I/O or reflection on Go values. Each expression may hold at

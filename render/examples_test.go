@@ -108,3 +108,58 @@ func TestExampleTemplates(t *testing.T) {
 		})
 	}
 }
+
+// TestDocumentedHelperExamples keeps the helper table of docs/templates.md true.
+func TestDocumentedHelperExamples(t *testing.T) {
+	values := map[string]any{
+		"issueDate": "2026-03-01", "month": "2026-11-01", "d": "2026-11-01", "country": "Germany",
+		"name": "Zoë", "nickname": "", "tags": []any{"a", "b", "c"}, "iban": "DE89 3704 0044 0532 0130 00",
+	}
+	tests := map[string]string{
+		`{{ 1234.5 | currency("EUR") }}`: "€1,234.50",
+		`{{ 9 | currency("CHF") }} · {{ 1500 | currency("JPY") }} · {{ -3 | currency("USD") }}`: "9.00 CHF · ¥1,500 · -$3.00",
+		`{{ 1234567.891 | formatNumber(2) }} · {{ formatNumber(1234.56) }}`:                     "1,234,567.89 · 1,235",
+		`{{ issueDate | formatDate("DD.MM.YYYY") }}`:                                            "01.03.2026",
+		`{{ month | formatDate("MMMM YYYY") }} · {{ d | formatDate("ddd D MMM") }}`:             "November 2026 · Sun 1 Nov",
+		`{{ d | formatDate("2 January 2006") }}`:                                                "1 November 2026",
+		`{{ country | upper }}`:                                                                 "GERMANY",
+		`{{ nickname | default(name) }}`:                                                        "Zoë",
+		`{{ tags | join(" · ") }}`:                                                              "a · b · c",
+		`{{ iban | replace(" ", "") }}`:                                                         "DE89370400440532013000",
+		`{{ 0.1 + 0.2 }} {{ "vip" in tags }} {{ missing ?? "none" }}`:                           "0.3 false none",
+	}
+	for content, want := range tests {
+		if got, err := renderText(t, content, values); err != nil || got != want {
+			t.Errorf("%s = %q, %v; want %q", content, got, err, want)
+		}
+	}
+}
+
+func TestExamplesRenderConcurrently(t *testing.T) {
+	for _, name := range []string{"invoice", "monthly-report"} {
+		ex, input := LoadExample(t, name)
+		tpl := MustCompile(t, ex.Definition)
+		for _, format := range []Format{PDF, XLSX} {
+			want, _ := MustRenderFormat(t, tpl, input, format, Options{})
+			done := make(chan []byte)
+			for range 3 {
+				go func() {
+					values, err := tpl.Values(input)
+					if err != nil {
+						t.Error(err)
+					}
+					var buf bytes.Buffer
+					if _, err := tpl.Render(t.Context(), &buf, format, values, Options{}); err != nil {
+						t.Error(err)
+					}
+					done <- buf.Bytes()
+				}()
+			}
+			for range 3 {
+				if got := <-done; !bytes.Equal(got, want) {
+					t.Errorf("%s %s: a concurrent render differs", name, format)
+				}
+			}
+		}
+	}
+}

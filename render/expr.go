@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"github.com/expr-lang/expr"
@@ -40,6 +41,48 @@ type expression struct {
 	path  string
 	prog  *vm.Program
 	names []string // identifiers it reads, without let-bound names and functions
+	// lookup is set for a plain path such as "row.price": it is read from the
+	// environment directly, without the VM (the commonest placeholder).
+	lookup []string
+}
+
+// plainPath matches expressions that are only a dotted path of names.
+var plainPath = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// lookupPath returns the path segments of a plain path expression, or nil
+// when src is anything else or starts with a keyword or function name.
+func lookupPath(src string) []string {
+	if !plainPath.MatchString(src) {
+		return nil
+	}
+	segs := strings.Split(src, ".")
+	if exprKeywords[segs[0]] || isHelper(segs[0]) || strings.HasPrefix(segs[0], reservedPrefix) {
+		return nil
+	}
+	for _, b := range safeBuiltins {
+		if segs[0] == b {
+			return nil
+		}
+	}
+	return segs
+}
+
+// fetch reads a plain path from env the way the sandbox would: a missing
+// name or key is nil. ok is false when the path crosses something other
+// than an object, which the VM must handle.
+func (x *expression) fetch(env map[string]any) (v any, ok bool) {
+	v = env[x.lookup[0]]
+	for _, seg := range x.lookup[1:] {
+		switch m := v.(type) {
+		case nil:
+			return nil, true
+		case map[string]any:
+			v = m[seg]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
 }
 
 // exprCompiler compiles expressions with the sandbox's options.
@@ -88,7 +131,7 @@ func (ec *exprCompiler) compile(path, src string) (*expression, error) {
 			return nil, fmt.Errorf("unknown function %q", fn)
 		}
 	}
-	return &expression{src: orig, path: path, prog: prog, names: names.list()}, nil
+	return &expression{src: orig, path: path, prog: prog, names: names.list(), lookup: lookupPath(src)}, nil
 }
 
 // callBarePipes lets "x | upper" mean "x | upper()", as template authors write it.
@@ -292,6 +335,11 @@ func (ev *evaluator) run(x *expression, env map[string]any) (out any, err error)
 			out, err = nil, &ExpressionError{Path: x.path, Expression: x.src, Message: fmt.Sprint(r)}
 		}
 	}()
+	if x.lookup != nil {
+		if v, ok := x.fetch(env); ok {
+			return v, nil
+		}
+	}
 	ev.budget.ops = 0
 	out, err = ev.machine.Run(x.prog, env)
 	if err != nil {

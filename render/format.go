@@ -238,6 +238,9 @@ func (f cellFormat) typed(v any) (any, string) {
 		return formatValue(v), ""
 	case kindNumber, kindCurrency, kindPercent:
 		if x, ok := number(v); ok {
+			if _, isFloat := v.(float64); isFloat {
+				return v, f.excel
+			}
 			return x, f.excel
 		}
 		return formatValue(v), ""
@@ -247,18 +250,18 @@ func (f cellFormat) typed(v any) (any, string) {
 		}
 		return formatValue(v), ""
 	}
+	// Values that keep their type are returned as they came, which saves
+	// boxing them again.
 	switch x := v.(type) {
-	case bool:
-		return x, ""
-	case int:
-		return x, ""
+	case bool, int:
+		return v, ""
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return formatValue(x), ""
 		}
-		return x, ""
+		return v, ""
 	case time.Time:
-		return x, dateFormatOf(x)
+		return v, dateFormatOf(x)
 	case string:
 		if isoDate.MatchString(x) {
 			if t, ok := parseDate(x); ok {

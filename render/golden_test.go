@@ -16,7 +16,8 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // vars.json to PDF and XLSX and compares what comes back out: the text
 // pdftotext reads page by page (pdf.golden) and every cell with its type
 // and number format (xlsx.golden). Run with -update to rewrite the golden
-// files after a deliberate change, then review the diff.
+// files after a deliberate change, then review the diff. pdf.golden starts
+// with pdfinfo's page count and page size.
 func TestGolden(t *testing.T) {
 	dirs, err := filepath.Glob(filepath.Join("testdata", "*", "template.json"))
 	if err != nil || len(dirs) == 0 {
@@ -28,10 +29,12 @@ func TestGolden(t *testing.T) {
 			def, input := LoadCase(t, dir)
 			tpl := MustCompile(t, def)
 			pdf, stats := MustRenderFormat(t, tpl, input, PDF, Options{})
-			got := PDFPages(t, pdf)
-			if stats.Pages != strings.Count(got, "--- page ") {
-				t.Errorf("stats.Pages = %d, pdftotext found %d pages", stats.Pages, strings.Count(got, "--- page "))
+			info := PDFInfo(t, pdf)
+			text := PDFPages(t, pdf)
+			if pages := itoa(strings.Count(text, "--- page ")); info["Pages"] != pages || itoa(stats.Pages) != pages {
+				t.Errorf("pdfinfo says %s pages, stats %d, pdftotext found %s", info["Pages"], stats.Pages, pages)
 			}
+			got := "pages: " + info["Pages"] + "\nsize: " + info["Page size"] + "\n" + text
 			CompareGolden(t, filepath.Join(dir, "pdf.golden"), got)
 			xlsx, _ := MustRenderFormat(t, tpl, input, XLSX, Options{})
 			CompareGolden(t, filepath.Join(dir, "xlsx.golden"), DumpXLSX(t, xlsx))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -178,9 +179,17 @@ var dateTokens = []struct{ token, layout string }{
 	{"ss", "05"}, {"A", "PM"},
 }
 
-// goLayout returns layout unchanged if it is a Go layout, else translates tokens.
+// tokenLayout matches layouts written only with tokens and separators, such as "D.M.".
+var tokenLayout = regexp.MustCompile(`^[YMDdHhmsA\s.,:/\-]+$`)
+
+// goLayout returns layout unchanged if it is a Go layout, else translates
+// tokens. Go layouts never hold YY, MM, DD, HH or ddd.
 func goLayout(layout string) string {
-	if !strings.Contains(layout, "YY") && !strings.Contains(layout, "DD") && !strings.Contains(layout, "HH") {
+	isTokens := tokenLayout.MatchString(layout)
+	for _, t := range []string{"YY", "MM", "DD", "HH", "ddd"} {
+		isTokens = isTokens || strings.Contains(layout, t)
+	}
+	if !isTokens {
 		return layout
 	}
 	var b strings.Builder
@@ -324,10 +333,11 @@ func toTime(v any) (time.Time, bool) {
 
 func parseDate(s string) (time.Time, bool) {
 	s = strings.TrimSpace(s)
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, true
+	layout := time.RFC3339
+	if len(s) == len("2006-01-02") {
+		layout = "2006-01-02"
 	}
-	if t, err := time.Parse("2006-01-02", s); err == nil {
+	if t, err := time.Parse(layout, s); err == nil {
 		return t, true
 	}
 	return time.Time{}, false

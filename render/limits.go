@@ -131,7 +131,7 @@ var limitInfo = map[string]struct{ code, format string }{
 	LimitRows:             {"ERR_LIMIT_003", "spreadsheet row limit exceeded: %d rows, maximum %d"},
 	LimitSheets:           {"ERR_LIMIT_004", "spreadsheet sheet limit exceeded: %d sheets, maximum %d"},
 	LimitColumns:          {"ERR_LIMIT_005", "spreadsheet column limit exceeded: %d columns, maximum %d"},
-	LimitCellChars:        {"ERR_LIMIT_011", "spreadsheet cell content exceeded: %d characters, maximum %d"},
+	LimitCellChars:        {"ERR_LIMIT_016", "spreadsheet cell content exceeded: %d characters, maximum %d"},
 	LimitBytes:            {"ERR_LIMIT_006", "generated file size exceeded: %d bytes, maximum %d"},
 	LimitLoopIterations:   {"ERR_LIMIT_007", "loop iteration limit exceeded: %d iterations, maximum %d"},
 	LimitNestingDepth:     {"ERR_LIMIT_008", "nesting depth exceeded: %d levels, maximum %d"},
@@ -142,7 +142,7 @@ var limitInfo = map[string]struct{ code, format string }{
 
 // LimitError is returned when a generation limit is exceeded; work stops at once.
 type LimitError struct {
-	Code   string // ERR_LIMIT_001 … ERR_LIMIT_009, or ERR_LIMIT_011 for cell content
+	Code   string // ERR_LIMIT_001 … ERR_LIMIT_009, or ERR_LIMIT_016 for cell content
 	Limit  string // one of the Limit… names, e.g. LimitPages
 	Actual int64  // the value reached when work stopped (at least Max+1)
 	Max    int64

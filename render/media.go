@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -28,9 +29,10 @@ const (
 
 // imageData is a checked image ready for the PDF writer.
 type imageData struct {
-	data []byte // PNG or JPEG bytes fpdf can read
-	kind string // fpdf image type: "PNG" or "JPG"
-	w, h int    // pixels
+	data []byte   // PNG or JPEG bytes fpdf can read
+	kind string   // fpdf image type: "PNG" or "JPG"
+	w, h int      // pixels
+	sum  [32]byte // SHA-256 of data: the same image is embedded once
 }
 
 // imageElement is a PNG or JPEG image from a data URI.
@@ -120,6 +122,11 @@ func checkImage(data []byte) (img *imageData, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			img, err = nil, fmt.Errorf("image cannot be read: %v", r)
+		}
+	}()
+	defer func() {
+		if img != nil {
+			img.sum = sha256.Sum256(img.data)
 		}
 	}()
 	switch {

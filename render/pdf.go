@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -42,27 +43,16 @@ type pdfWriter struct {
 	pageH    float64
 	m        margins
 	contentW float64
-	bottom   float64 // lowest y body boxes may reach
-	bodyTop  float64 // y where the body starts on the current page
-	y        float64 // where the next body box goes
-	pages    any     // the value of "pages" in headers and footers
-	err      error   // first error raised inside an fpdf callback
-	images   map[string]string
+	bottom   float64        // lowest y body boxes may reach
+	bodyTop  float64        // y where the body starts on the current page
+	y        float64        // where the next body box goes
+	pages    any            // the value of "pages" in headers and footers
+	err      error          // first error raised inside an fpdf callback
+	images   map[any]string // embedded images (by SHA-256), QR codes and barcodes (by value)
 	imgBytes int64
-}
-
-// box is laid-out content of a known height and width that is drawn in one
-// piece: a line of text, a table row, an image. The body flows boxes onto
-// pages; a box never straddles a page break.
-type box struct {
-	w, h          float64
-	before, after float64 // space above (dropped at the top of a page) and below
-	draw          func(x, y float64)
-	// header is a table's header row: it is drawn before this box when the
-	// box is the table's first row or starts a page.
-	header    *box
-	first     bool
-	breakPage bool // a pageBreak: the next box starts a new page
+	decoded  map[string]*imageData // images decoded from data URIs, by source
+	qrs      map[string][][]bool   // QR modules by level and value
+	bars     map[string][]bool     // barcode modules by value
 }
 
 func (t *Template) renderPDF(ctx context.Context, w io.Writer, values map[string]any, limits Limits, created time.Time) (Stats, error) {
@@ -115,7 +105,7 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 	return b.Buffer.Write(p)
 }
 
-var errOutputTooLarge = fmt.Errorf("output too large")
+var errOutputTooLarge = errors.New("output too large")
 
 // layoutPDF draws every page; pages is the "pages" value for headers and
 // footers, or nil to use fpdf's page-count alias.
@@ -134,7 +124,10 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 		footers: t.footers,
 		m:       doc.margins,
 		pages:   pages,
-		images:  map[string]string{},
+		images:  map[any]string{},
+		decoded: map[string]*imageData{},
+		qrs:     map[string][][]bool{},
+		bars:    map[string][]bool{},
 	}
 	p.values = p.ev.env(values, 0)
 	p.pageW, p.pageH = f.GetPageSize()
@@ -166,7 +159,7 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 
 	p.bottom = p.pageH - p.m.bottom
 	if len(p.footers) > 0 {
-		boxes, err := p.collect(p.footers, p.pageEnv(1), p.contentW)
+		boxes, err := p.collectMarginal(p.footers, p.pageEnv(1))
 		if err != nil {
 			return nil, err
 		}
@@ -236,7 +229,7 @@ func (p *pdfWriter) header() {
 	if p.err != nil || len(p.headers) == 0 {
 		return
 	}
-	boxes, err := p.collect(p.headers, p.pageEnv(p.f.PageNo()), p.contentW)
+	boxes, err := p.collectMarginal(p.headers, p.pageEnv(p.f.PageNo()))
 	if err != nil {
 		p.err = err
 		return
@@ -255,7 +248,7 @@ func (p *pdfWriter) footer() {
 	if p.err != nil || len(p.footers) == 0 {
 		return
 	}
-	boxes, err := p.collect(p.footers, p.pageEnv(p.f.PageNo()), p.contentW)
+	boxes, err := p.collectMarginal(p.footers, p.pageEnv(p.f.PageNo()))
 	if err != nil {
 		p.err = err
 		return
@@ -266,179 +259,6 @@ func (p *pdfWriter) footer() {
 	p.clipped(p.m.left, top, p.contentW, h, full > h+epsilon, func() {
 		p.drawSeq(boxes, p.m.left, top)
 	})
-}
-
-// clipped runs draw inside a clipping rectangle when clip is set.
-func (p *pdfWriter) clipped(x, y, w, h float64, clip bool, draw func()) {
-	if clip {
-		p.f.ClipRect(x, y, w, max(h, 0), false)
-		defer p.f.ClipEnd()
-	}
-	draw()
-}
-
-// collect lays components out into boxes without placing them.
-func (p *pdfWriter) collect(list []*component, env map[string]any, w float64) ([]*box, error) {
-	s := &collectSink{p: p, maxH: float64(p.limits.Pages+1) * p.pageH}
-	err := p.walk(list, env, func(c *component, env map[string]any) error {
-		return p.layout(c, env, w, s)
-	})
-	return s.boxes, err
-}
-
-// seqHeight is the height of boxes drawn one below the other.
-func seqHeight(boxes []*box) float64 {
-	h := 0.0
-	for i, b := range boxes {
-		if i > 0 {
-			h += b.before
-		}
-		if b.header != nil && b.first {
-			h += b.header.h
-		}
-		h += b.h
-		if i < len(boxes)-1 {
-			h += b.after
-		}
-	}
-	return h
-}
-
-// drawSeq draws boxes one below the other without page breaks.
-func (p *pdfWriter) drawSeq(boxes []*box, x, y float64) {
-	for i, b := range boxes {
-		if i > 0 {
-			y += b.before
-		}
-		if b.header != nil && b.first {
-			b.header.draw(x, y)
-			y += b.header.h
-		}
-		if b.draw != nil {
-			b.draw(x, y)
-		}
-		y += b.h + b.after
-	}
-}
-
-// sink receives laid-out boxes: the body places them on pages, columns and
-// headers collect them.
-type sink interface {
-	add(b *box) error
-	// columns places column contents side by side; xs are offsets from the
-	// left edge of the area of width w.
-	columns(cols [][]*box, xs []float64, w float64) error
-}
-
-// bodySink flows boxes onto the pages of the body.
-type bodySink struct{ p *pdfWriter }
-
-func (s *bodySink) add(b *box) error {
-	p := s.p
-	if p.tryPlace(&p.y, p.m.left, b) {
-		return p.err
-	}
-	if err := p.newPage(); err != nil {
-		return err
-	}
-	p.tryPlace(&p.y, p.m.left, b)
-	return p.err
-}
-
-// columns fills the columns page by page: each column takes boxes until one
-// does not fit, then all continue on a new page.
-func (s *bodySink) columns(cols [][]*box, xs []float64, _ float64) error {
-	p := s.p
-	next := make([]int, len(cols))
-	start := p.y
-	for {
-		end, pending := start, false
-		for i, col := range cols {
-			y := start
-			for next[i] < len(col) && p.tryPlace(&y, p.m.left+xs[i], col[next[i]]) {
-				next[i]++
-			}
-			if next[i] < len(col) {
-				pending = true
-			}
-			end = max(end, y)
-		}
-		if p.err != nil {
-			return p.err
-		}
-		if !pending {
-			p.y = end + blockAfter
-			return nil
-		}
-		if err := p.newPage(); err != nil {
-			return err
-		}
-		start = p.bodyTop
-	}
-}
-
-// tryPlace draws b at *y if it fits above the bottom of the body, or
-// anyway (cut off at the bottom) when *y is the top of the page. It
-// reports whether b was placed and moves *y below it.
-func (p *pdfWriter) tryPlace(y *float64, x float64, b *box) bool {
-	atTop := *y <= p.bodyTop+epsilon
-	if b.breakPage {
-		return atTop
-	}
-	top := *y
-	if !atTop {
-		top += b.before
-	}
-	withHeader := b.header != nil && (b.first || atTop)
-	need := b.h
-	if withHeader {
-		need += b.header.h
-	}
-	if top+need > p.bottom+epsilon && !atTop {
-		return false
-	}
-	if withHeader {
-		b.header.draw(x, top)
-		top += b.header.h
-	}
-	if b.draw != nil {
-		p.clipped(x, top, b.w, p.bottom-top, top+b.h > p.bottom+epsilon, func() { b.draw(x, top) })
-	}
-	*y = top + b.h + b.after
-	return true
-}
-
-// collectSink gathers boxes for columns, headers and footers.
-type collectSink struct {
-	p     *pdfWriter
-	boxes []*box
-	total float64
-	maxH  float64 // more than this cannot fit the page limit
-}
-
-func (s *collectSink) add(b *box) error {
-	s.total += b.before + b.h + b.after
-	if s.total > s.maxH {
-		// Far more than the allowed pages could hold: stop before laying out more.
-		return newLimitError(LimitPages, int64(s.p.limits.Pages+1), int64(s.p.limits.Pages))
-	}
-	s.boxes = append(s.boxes, b)
-	return nil
-}
-
-// columns inside columns, headers and footers become one box whose
-// columns are drawn without page breaks.
-func (s *collectSink) columns(cols [][]*box, xs []float64, w float64) error {
-	h := 0.0
-	for _, col := range cols {
-		h = max(h, seqHeight(col))
-	}
-	p := s.p
-	return s.add(&box{w: w, h: h, after: blockAfter, draw: func(x, y float64) {
-		for i, col := range cols {
-			p.drawSeq(col, x+xs[i], y)
-		}
-	}})
 }
 
 // textStyle helpers shared by the component layouts.

@@ -306,6 +306,24 @@ func normalize(v any) any {
 	return normalizeAt(v, 0)
 }
 
+// same reports whether normalizing e returned e itself: the same scalar,
+// or the same slice or map.
+func same(n, e any) bool {
+	switch a := n.(type) {
+	case nil:
+		return e == nil
+	case []any:
+		b, ok := e.([]any)
+		return ok && len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+	case map[string]any:
+		b, ok := e.(map[string]any)
+		return ok && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	case bool, float64, int, string, time.Time:
+		return n == e
+	}
+	return false
+}
+
 // maxValueDepth is how deeply values may nest.
 const maxValueDepth = 100
 
@@ -323,15 +341,39 @@ func normalizeAt(v any, depth int) any {
 		}
 		return x.String()
 	case []any:
-		out := make([]any, len(x))
+		// Copy only when an element changes: decoded JSON is usually
+		// normal already, and render never modifies values.
+		var out []any
 		for i, e := range x {
-			out[i] = normalizeAt(e, depth)
+			n := normalizeAt(e, depth)
+			if out == nil && !same(n, e) {
+				out = make([]any, len(x))
+				copy(out, x[:i])
+			}
+			if out != nil {
+				out[i] = n
+			}
+		}
+		if out == nil {
+			return x
 		}
 		return out
 	case map[string]any:
-		out := make(map[string]any, len(x))
+		var out map[string]any
 		for k, e := range x {
-			out[k] = normalizeAt(e, depth)
+			n := normalizeAt(e, depth)
+			if out == nil && !same(n, e) {
+				out = make(map[string]any, len(x))
+				for k2, e2 := range x {
+					out[k2] = e2
+				}
+			}
+			if out != nil {
+				out[k] = n
+			}
+		}
+		if out == nil {
+			return x
 		}
 		return out
 	}

@@ -1,9 +1,13 @@
 package render
 
 import (
+	"archive/zip"
+	"bytes"
+	"compress/flate"
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +79,8 @@ type xlsxWriter struct {
 type sheetWriter struct {
 	x       *xlsxWriter
 	sw      *excelize.StreamWriter
+	cells   []excelize.Cell // reused for every row
+	vals    []any
 	pending [][]xcell
 	started bool
 	n       int   // rows so far
@@ -84,6 +90,7 @@ type sheetWriter struct {
 
 func (t *Template) renderXLSX(ctx context.Context, w io.Writer, values map[string]any, limits Limits, created time.Time) (stats Stats, err error) {
 	f := excelize.NewFile()
+	f.SetZipWriter(fastZip)
 	defer func() {
 		if cerr := f.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("render: closing workbook: %w", cerr)
@@ -137,10 +144,67 @@ func (t *Template) renderXLSX(ctx context.Context, w io.Writer, values map[strin
 	if err := ctx.Err(); err != nil {
 		return Stats{}, err
 	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
+	out, err := canonicalZip(buf.Bytes())
+	if err != nil {
+		return Stats{}, fmt.Errorf("render: writing XLSX: %w", err)
+	}
+	if _, err := w.Write(out); err != nil {
 		return Stats{}, err
 	}
-	return Stats{Rows: x.rows, Sheets: x.sheets, Bytes: int64(buf.Len())}, nil
+	return Stats{Rows: x.rows, Sheets: x.sheets, Bytes: int64(len(out))}, nil
+}
+
+// canonicalZip rewrites a zip archive with its entries in a fixed order,
+// copying the compressed data as it is. excelize writes streamed sheets in
+// map order, so without this the same workbook could come out as
+// different bytes.
+func canonicalZip(data []byte) ([]byte, error) {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	files := slices.Clone(zr.File)
+	slices.SortStableFunc(files, func(a, b *zip.File) int {
+		// [Content_Types].xml first, as Office writes it; then by name.
+		const first = "[Content_Types].xml"
+		switch {
+		case a.Name == first:
+			return -1
+		case b.Name == first:
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	var out bytes.Buffer
+	out.Grow(len(data))
+	zw := zip.NewWriter(&out)
+	for _, f := range files {
+		raw, err := f.OpenRaw()
+		if err != nil {
+			return nil, err
+		}
+		dst, err := zw.CreateRaw(&f.FileHeader)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := io.Copy(dst, raw); err != nil {
+			return nil, err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// fastZip compresses the workbook at flate.BestSpeed: several times faster
+// than the default level on sheet XML, for files a little larger.
+func fastZip(w io.Writer) excelize.ZipWriter {
+	zw := zip.NewWriter(w)
+	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
+		return flate.NewWriter(out, flate.BestSpeed)
+	})
+	return zw
 }
 
 // startSection starts the sheet of a body section.
@@ -231,7 +295,7 @@ func truncateRunes(s string, n int) string {
 	return string([]rune(s)[:n])
 }
 
-func (s *sheetWriter) row(r []xcell) error   { return s.add(r, false) }
+func (s *sheetWriter) row(r []xcell) error    { return s.add(r, false) }
 func (s *sheetWriter) header(r []xcell) error { return s.add(r, true) }
 
 // pageBreak ends the sheet and continues on a new one.
@@ -337,8 +401,13 @@ func (s *sheetWriter) write(n int, r []xcell) error {
 			return err
 		}
 	}
-	vals := make([]any, len(r))
+	if cap(s.cells) < len(r) {
+		s.cells = make([]excelize.Cell, len(r))
+		s.vals = make([]any, len(r))
+	}
+	vals := s.vals[:len(r)]
 	for i, c := range r {
+		vals[i] = nil
 		if c.v == nil {
 			continue
 		}
@@ -346,7 +415,8 @@ func (s *sheetWriter) write(n int, r []xcell) error {
 		if err != nil {
 			return err
 		}
-		vals[i] = excelize.Cell{StyleID: id, Value: c.v}
+		s.cells[i] = excelize.Cell{StyleID: id, Value: c.v}
+		vals[i] = &s.cells[i]
 	}
 	if err := s.sw.SetRow("A"+strconv.Itoa(n), vals); err != nil {
 		return fmt.Errorf("render: writing row: %w", err)

@@ -65,19 +65,28 @@ func (x *xlsxWriter) textRows(tt *textTemplate, st xstyle, env map[string]any, o
 }
 
 // typedCell makes a cell from a value: typed when it is a lone placeholder's
-// value, text otherwise.
-func typedCell(v any, f cellFormat, st xstyle) xcell {
+// value, text otherwise. fit asks for the cell's display width.
+func typedCell(v any, f cellFormat, st xstyle, fit bool) xcell {
 	val, numFmt := f.typed(v)
 	if s, ok := val.(string); ok {
-		val = xlsxText(s)
-		st.wrap = strings.Contains(val.(string), "\n")
+		if clean := xlsxText(s); clean != s {
+			val = clean
+		}
+		st.wrap = strings.Contains(s, "\n")
 	}
 	st.numFmt = numFmt
 	c := xcell{v: val, style: st}
-	if v != nil {
+	if fit && v != nil {
 		c.fit = displayWidth(f.display(v))
 	}
 	return c
+}
+
+// needsFit reports whether cells going to out still decide column widths:
+// not once a sheet has fixed them.
+func needsFit(out rowSink) bool {
+	s, ok := out.(*sheetWriter)
+	return !ok || !s.started
 }
 
 // displayWidth is how many characters wide a cell's text is; for text over
@@ -125,6 +134,7 @@ func (x *xlsxWriter) tableRows(c *component, e *tableElement, env map[string]any
 		}
 		rowEnv[e.as] = item
 		rowEnv[rowIndexName] = i
+		fit := needsFit(out)
 		cells := make([]xcell, len(e.columns))
 		for j, col := range e.columns {
 			v, err := col.value.value(x.ev, rowEnv)
@@ -135,7 +145,7 @@ func (x *xlsxWriter) tableRows(c *component, e *tableElement, env map[string]any
 			if col.align != "L" && !col.format.numeric() {
 				st.align = col.align
 			}
-			cells[j] = typedCell(v, col.format, st)
+			cells[j] = typedCell(v, col.format, st, fit)
 		}
 		if err := out.row(cells); err != nil {
 			return err
@@ -162,7 +172,7 @@ func (x *xlsxWriter) keyValueRows(e *keyValueElement, env map[string]any, out ro
 		if strings.TrimSpace(label) == "" && v == nil {
 			continue
 		}
-		row := []xcell{{v: label, style: lst, fit: displayWidth(label)}, typedCell(v, it.format, base)}
+		row := []xcell{{v: label, style: lst, fit: displayWidth(label)}, typedCell(v, it.format, base, true)}
 		if err := out.row(row); err != nil {
 			return err
 		}

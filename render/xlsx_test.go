@@ -175,7 +175,7 @@ func TestXLSXLimits(t *testing.T) {
 		{"sheets, by page breaks", `{"sections":[{"id":"s","components":[` + strings.Repeat(`{"type":"text","props":{"content":"x"}},{"type":"pageBreak"},`, 10) +
 			`{"type":"text","props":{"content":"x"}}]}]}`, nil, Limits{}, LimitSheets, "ERR_LIMIT_004", ""},
 		{"cell characters", `{"sections":[{"id":"s","components":[{"type":"text","props":{"content":"{{ text }}"}}]}]}`,
-			map[string]any{"text": strings.Repeat("ü", 32768)}, Limits{}, LimitCellChars, "ERR_LIMIT_011",
+			map[string]any{"text": strings.Repeat("ü", 32768)}, Limits{}, LimitCellChars, "ERR_LIMIT_016",
 			"spreadsheet cell content exceeded: 32768 characters, maximum 32767"},
 		{"output size", table, map[string]any{"rows": rows(3000)}, Limits{Bytes: 10000}, LimitBytes, "ERR_LIMIT_006", ""},
 		{"loop iterations", `{"sections":[{"id":"s","components":[{"type":"text","each":"rows","props":{"content":"{{ item.n }}"}}]}]}`,
