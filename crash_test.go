@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"database/sql"
 	"fmt"
 	"net"
 	"net/http"
@@ -242,4 +243,93 @@ func TestKill9DuringWebhookRetryWindow(t *testing.T) {
 	if d["status"] != "success" || d["attempts"] != 2.0 {
 		t.Fatalf("delivery after restart = %v", d)
 	}
+}
+
+// TestKill9DuringMigration kills the server while a migration (the job_stats
+// backfill over 500,000 jobs) runs; the next start applies it once and the
+// data is whole.
+func TestKill9DuringMigration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test starts real processes")
+	}
+	data, addr := t.TempDir(), freeAddr(t)
+	// A database at the version before 0008_job_stats, full of jobs.
+	p := startProc(t, data, addr, "setup.log")
+	c := procClient(t, data, addr)
+	u := c.signup("Migrator")
+	p.cmd.Process.Signal(os.Interrupt)
+	p.cmd.Wait()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "folio.db")+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var team string
+	if err := db.QueryRow(`SELECT personal_team_id FROM users WHERE id = ?`, u.id).Scan(&team); err != nil {
+		t.Fatal(err)
+	}
+	tx, _ := db.Begin()
+	tx.Exec(`DROP TABLE job_stats`)
+	tx.Exec(`DELETE FROM migrations WHERE name = 'migrations/0008_job_stats.sql'`)
+	stmt, _ := tx.Prepare(`INSERT INTO jobs (id, team_id, template_id, status, format, priority, created_at, completed_at, duration_ms) VALUES (?, ?, 'tpl_x', ?, 'pdf', 1, ?, ?, 7)`)
+	now := time.Now().UnixMilli()
+	const n = 500_000
+	for i := 0; i < n; i++ {
+		status := "completed"
+		if i%10 == 0 {
+			status = "failed"
+		}
+		if _, err := stmt.Exec(fmt.Sprintf("job_m%07d", i), team, status, now-int64(i)*60_000, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	migrated := func() bool {
+		var k int
+		db.QueryRow(`SELECT COUNT(*) FROM migrations WHERE name = 'migrations/0008_job_stats.sql'`).Scan(&k)
+		return k == 1
+	}
+
+	// Start, and kill while the backfill runs.
+	killed := false
+	var delay time.Duration
+	for attempt := 0; attempt < 5 && !killed; attempt++ {
+		lf, _ := os.Create(filepath.Join(t.TempDir(), "mig.log"))
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "FOLIO_TEST_EXEC=serve --addr "+addr+" --data "+data+" --rate-limits off")
+		cmd.Stdout, cmd.Stderr = lf, lf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		delay = time.Duration(150+100*attempt) * time.Millisecond
+		time.Sleep(delay)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		if migrated() {
+			t.Fatalf("the migration finished before the kill (attempt %d); it must be slower for this test", attempt)
+		}
+		var exists int
+		db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name = 'job_stats'`).Scan(&exists)
+		if exists != 0 {
+			t.Fatal("a killed migration left its table behind: migrations must be atomic")
+		}
+		killed = true
+	}
+	// Restart: the migration runs once, completely. Reaching readiness takes
+	// well over the kill delay, so the kill did land while it ran.
+	start := time.Now()
+	startProc(t, data, addr, "after.log")
+	if took := time.Since(start); took < 2*delay {
+		t.Fatalf("start-up with the migration took %v, not clearly longer than the kill delay %v: the kill may have come before the migration", took, delay)
+	}
+	if !migrated() {
+		t.Fatal("migration not applied after restart")
+	}
+	var total, failed int
+	db.QueryRow(`SELECT SUM(count), SUM(CASE WHEN status = 'failed' THEN count ELSE 0 END) FROM job_stats WHERE team_id = ?`, team).Scan(&total, &failed)
+	if total != n || failed != n/10 {
+		t.Fatalf("job_stats after the interrupted migration: %d jobs, %d failed; want %d, %d", total, failed, n, n/10)
+	}
+	db.Close()
 }

@@ -28,6 +28,7 @@ import (
 	"folio/store"
 	"folio/web"
 	"folio/web/client"
+	"folio/web/dashboard"
 )
 
 // Set by -ldflags "-X main.version=... -X main.commit=... -X main.date=...".
@@ -55,6 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = admin(ctx, args, stdout, stderr)
 	case "bench":
 		err = bench(ctx, args, stdout, stderr)
+	case "soak":
+		err = soak(ctx, args, stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "folio %s (commit %s, built %s, %s)\n", version, commit, date, runtime.Version())
 	case "help", "-h", "--help":
@@ -80,6 +83,12 @@ type Config struct {
 	WebhookRetrySchedule, WebhookCA      string
 	WebhookAllowPrivate                  bool
 	RateLimits, LogFormat                string
+	ReadHeaderTimeout, ReadTimeout       time.Duration
+
+	// Operations (ops.go, docs/deploy.md).
+	ShutdownGrace time.Duration // 0: 30 s
+	MetricsToken  string        // "": /metrics and /debug/pprof for loopback clients only
+	MinFreeMB     int64         // readiness needs this much free disk in --data
 }
 
 // flags defines the serve flags on fs, with FOLIO_<NAME> environment
@@ -99,6 +108,11 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.WebhookCA, "webhook-ca", "", "extra PEM CA bundle trusted for webhook TLS")
 	fs.StringVar(&c.RateLimits, "rate-limits", "", "JSON file replacing the rate-limit table, or off")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
+	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "time a client has to send its request headers")
+	fs.DurationVar(&c.ReadTimeout, "read-timeout", 60*time.Second, "time a client has to send a whole request")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGTERM/SIGINT, time in-flight requests and running jobs get to finish")
+	fs.StringVar(&c.MetricsToken, "metrics-token", "", "Bearer token for /metrics and /debug/pprof (default: loopback clients only)")
+	fs.Int64Var(&c.MinFreeMB, "min-free-mb", defaultMinFreeMB, "/readyz fails when the data directory's disk has less free space (MB)")
 	envDefaults(fs)
 }
 
@@ -155,11 +169,13 @@ type Main struct {
 	Bolt   *store.Bolt
 	Server *web.Server
 	Certs  *web.Certs
+	// Metrics are served at /metrics (created by Open when nil).
+	Metrics *app.Metrics
 
 	ln            net.Listener
-	stopWorkers   func()
+	stopWorkers   func(context.Context)
 	stopJanitor   func()
-	stopDeliverer func()
+	stopDeliverer func(context.Context)
 	stopLimits    func()
 	admin         *web.AdminSocket
 	served        chan error
@@ -178,6 +194,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if m.Logger == nil {
 		m.Logger = newLogger(os.Stderr, c.LogFormat)
 	}
+	if m.Metrics == nil {
+		m.Metrics = app.NewMetrics()
+	}
 	defer func() {
 		if err != nil {
 			m.Close()
@@ -192,14 +211,16 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if m.Bolt, err = store.OpenBolt(filepath.Join(c.Data, "queue.db")); err != nil {
 		return err
 	}
+	// The certificate exists before the port opens: a client that connects
+	// as soon as it can must find the file it trusts.
+	if err := m.openCerts(); err != nil {
+		return err
+	}
 	if m.ln, err = net.Listen("tcp", c.Addr); err != nil {
 		return err
 	}
 	if c.BaseURL == "" {
 		c.BaseURL = "https://" + m.ln.Addr().String()
-	}
-	if err := m.openCerts(); err != nil {
-		return err
 	}
 	jwtKey, err := store.Secret(filepath.Join(c.Data, "keys", "jwt.key"))
 	if err != nil {
@@ -221,7 +242,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	templates := &app.TemplateService{Templates: m.DB, Teams: m.DB, Engine: engine, Now: m.Now, Activity: activity}
 	docs := &app.DocumentService{
 		Jobs: m.DB, Batches: m.DB, Templates: templates, Teams: m.DB, Queue: m.Bolt, Files: &store.Files{Root: filepath.Join(c.Data, "files")},
-		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now,
+		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics,
 	}
 	auth := &app.AuthService{Users: m.DB, Teams: m.DB, Tokens: m.DB, Keys: m.DB, Accounts: m.DB, TwoFactor: m.DB, Mailer: mailer, Limiter: app.NewMemoryLimiter(),
 		Config: app.AuthConfig{JWTKey: jwtKey, BaseURL: c.BaseURL, SignupOpen: c.Signup == "open", DefaultPlan: c.DefaultPlan}, Now: m.Now}
@@ -231,19 +252,22 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Auth: auth,
 		Teams: &app.TeamService{Teams: m.DB, Invitations: m.DB, Users: m.DB, Activity: activity, Mailer: mailer,
 			Config: app.TeamConfig{BaseURL: c.BaseURL, DefaultPlan: c.DefaultPlan}, Now: m.Now},
-		Accounts:  accounts,
-		Keys:      &app.KeyService{Keys: m.DB, Teams: m.DB, Now: m.Now},
-		Templates: templates,
-		Documents: docs,
+		Accounts:          accounts,
+		Keys:              &app.KeyService{Keys: m.DB, Teams: m.DB, Now: m.Now},
+		Templates:         templates,
+		Documents:         docs,
+		ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout,
 		Analytics: &app.AnalyticsService{Store: m.DB, Counts: m.DB, Dash: m.DB, Jobs: m.DB, Templates: m.DB, Teams: m.DB, Now: m.Now},
 		Logger:    m.Logger,
 	}
+	m.openOps(docs)
 	if err := m.openWebhooks(ctx, docs); err != nil {
 		return err
 	}
 	if err := m.openRateLimits(ctx); err != nil {
 		return err
 	}
+	sessions := m.openDashboard(auth)
 	if m.stopWorkers, err = docs.Start(ctx, c.Workers); err != nil {
 		return err
 	}
@@ -252,7 +276,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.stopJanitor = func() { cancel(); <-janitorDone }
 	go func() {
 		defer close(janitorDone)
-		app.RunJanitor(jctx, m.Logger, 10*time.Minute, docs.Sweep, accounts.Sweep)
+		app.RunJanitor(jctx, m.Logger, 10*time.Minute, docs.Sweep, accounts.Sweep, sessions.Sweep)
 	}()
 	m.admin = &web.AdminSocket{Path: filepath.Join(c.Data, "admin.sock"), Logger: m.Logger,
 		Backup: func(ctx context.Context, withFiles bool, w io.Writer) error {
@@ -288,11 +312,21 @@ func (m *Main) openWebhooks(ctx context.Context, docs *app.DocumentService) erro
 		return err
 	}
 	d := &app.Deliverer{Store: m.DB, Queue: m.Bolt, Client: client, Limiter: app.NewMemoryLimiter(), Retries: retries,
-		Workers: 4, Logger: m.Logger, Now: m.Now}
+		Workers: 4, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics}
 	docs.Webhooks = d
 	m.Server.Webhooks = &app.WebhookService{Store: m.DB, Deliverer: d, AllowPrivate: c.WebhookAllowPrivate, Now: m.Now}
 	m.stopDeliverer, err = d.Start(ctx)
 	return err
+}
+
+// openDashboard mounts the HTML dashboard on the server's services, with
+// its sessions in SQLite.
+func (m *Main) openDashboard(auth *app.AuthService) *app.SessionService {
+	sv := m.Server
+	sessions := &app.SessionService{Sessions: m.DB, Auth: auth, Now: m.Now}
+	sv.Dashboard = &dashboard.Dashboard{Sessions: sessions, Auth: sv.Auth, Keys: sv.Keys, Templates: sv.Templates, Documents: sv.Documents,
+		Analytics: sv.Analytics, Webhooks: sv.Webhooks, Teams: sv.Teams, Accounts: sv.Accounts, Logger: m.Logger}
+	return sessions
 }
 
 // openRateLimits applies --rate-limits (Set 2 by default, a file, or off)
@@ -326,7 +360,7 @@ func (m *Main) openCerts() error {
 	c := &m.Config
 	cert, key := c.TLSCert, c.TLSKey
 	if cert == "" {
-		host, _, _ := net.SplitHostPort(m.ln.Addr().String())
+		host, _, _ := net.SplitHostPort(c.Addr)
 		var err error
 		if cert, key, err = web.SelfSigned(filepath.Join(c.Data, "tls"), host); err != nil {
 			return err
@@ -351,28 +385,17 @@ func newLogger(w io.Writer, format string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, nil))
 }
 
-// Close stops serving (finishing in-flight requests for up to 30 s), stops
-// the workers (running jobs finish; queued ones stay queued) and closes the stores.
+// Close stops serving and working within the shutdown grace period (in-flight
+// requests and running jobs finish; queued jobs stay queued; see drain) and
+// closes the stores.
 func (m *Main) Close() error {
 	var errs []error
 	if m.admin != nil {
 		m.admin.Close()
 	}
-	if m.Server != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		errs = append(errs, m.Server.Shutdown(ctx))
-		cancel()
-	} else if m.ln != nil {
-		m.ln.Close()
-	}
+	m.drain()
 	if m.stopJanitor != nil {
 		m.stopJanitor()
-	}
-	if m.stopWorkers != nil {
-		m.stopWorkers()
-	}
-	if m.stopDeliverer != nil {
-		m.stopDeliverer()
 	}
 	if m.stopLimits != nil {
 		m.stopLimits()
@@ -402,6 +425,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := m.Open(ctx); err != nil {
 		return err
 	}
+	defer reloadOnHangup(m)()
 	select {
 	case <-ctx.Done():
 		m.Logger.Info("shutting down")
@@ -545,6 +569,76 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return enc.Encode(map[string]any{"date": time.Now().UTC().Format(time.RFC3339), "cpus": runtime.NumCPU(), "go": runtime.Version(), "results": res})
 	}
 	client.WriteTable(stdout, res)
+	return nil
+}
+
+// soak runs this binary as a separate server process and drives it with a
+// mixed load across many teams (docs/reliability.md).
+func soak(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dur := fs.Duration("duration", 10*time.Minute, "how long to drive load")
+	conc := fs.Int("concurrency", 16, "concurrent clients")
+	teams := fs.Int("teams", 20, "teams")
+	examples := fs.String("examples", "testdata/templates", "directory with invoice.json and invoice.vars.json")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	data, err := os.MkdirTemp("", "folio-soak-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(data)
+	rcv, err := client.StartReceiver()
+	if err != nil {
+		return err
+	}
+	defer rcv.Close()
+	caFile := filepath.Join(data, "receiver-ca.pem")
+	if err := os.WriteFile(caFile, rcv.CAPEM, 0o600); err != nil {
+		return err
+	}
+	logf, err := os.Create(filepath.Join(os.TempDir(), "folio-soak-server.log"))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	p, err := client.StartProcess(bin, data, logf, "--default-plan", "scale", "--rate-limits", "off", "--webhook-allow-private", "--webhook-ca", caFile)
+	if err != nil {
+		return err
+	}
+	defer p.Stop()
+	c, err := p.Client()
+	if err != nil {
+		return err
+	}
+	def, vars, err := client.LoadExample(*examples)
+	if err != nil {
+		return err
+	}
+	rep, err := client.Soak(ctx, client.SoakConfig{
+		Client: c, PID: p.Cmd.Process.Pid, Teams: *teams, Concurrency: *conc, Duration: *dur, Template: def, Vars: vars,
+		Verify:  func(email string) error { return p.Admin("verify-email", "--email", email) },
+		HookURL: rcv.URL, Delivered: rcv.Delivered, Log: stderr,
+	})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(rep)
+	} else {
+		client.WriteSoak(stdout, rep)
+	}
+	if !rep.Passed {
+		return fmt.Errorf("soak failed: %v", rep.Problems)
+	}
 	return nil
 }
 

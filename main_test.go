@@ -55,9 +55,11 @@ func startMain(t testing.TB, m *Main, opts ...func(*Config)) *testServer {
 	for _, o := range opts {
 		o(&m.Config)
 	}
-	m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	if logToStderr {
-		m.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if m.Logger == nil { // a test may capture the logs
+		m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		if logToStderr {
+			m.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		}
 	}
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatalf("open server: %v", err)

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -140,7 +141,7 @@ func (s *DocumentService) GenerateBatch(ctx context.Context, in BatchInput) (*Ba
 		jobs[i] = &Job{
 			ID: NewID("job"), TeamID: p.TeamID, TemplateID: t.ID, TemplateVersion: t.StateVersion, BatchID: b.ID, Status: StatusPending, Format: in.Format,
 			Filename: cleanFilename(d.Filename), Metadata: d.Metadata, Variables: d.Variables, Priority: priority,
-			APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: now,
+			APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: now, RequestID: RequestIDFrom(ctx),
 		}
 	}
 	if err := s.Batches.CreateBatch(ctx, charge, b, jobs); err != nil {
@@ -182,4 +183,127 @@ func (s *DocumentService) batchView(b *Batch, jobs []*Job) *BatchView {
 		v.Documents = append(v.Documents, BatchEntry{JobID: j.ID, Status: j.Status, DownloadURL: jv.DownloadURL, Error: j.Error})
 	}
 	return v
+}
+
+// BatchDryRun is the answer of POST /api/v1/documents/generate/batch?dryRun=true:
+// every document checked and rendered like a job, then thrown away. Predicted
+// adds up the documents' figures.
+type BatchDryRun struct {
+	Valid     bool             `json:"valid"`
+	Errors    []DryRunIssue    `json:"errors"`
+	Warnings  []DryRunIssue    `json:"warnings"`
+	Predicted Prediction       `json:"predicted"`
+	Limits    DryRunLimits     `json:"limits"`
+	Documents []DocumentDryRun `json:"documents"`
+}
+
+// DocumentDryRun is one document of a batch dry run.
+type DocumentDryRun struct {
+	Index     int           `json:"index"`
+	Filename  string        `json:"filename,omitempty"`
+	Valid     bool          `json:"valid"`
+	Errors    []DryRunIssue `json:"errors"`
+	Warnings  []DryRunIssue `json:"warnings"`
+	Predicted Prediction    `json:"predicted"`
+}
+
+// BatchDryRunTime bounds a batch dry run, which renders in the request:
+// documents not reached by then are reported as not checked.
+const BatchDryRunTime = 90 * time.Second
+
+// DryRunBatch checks a batch request document by document and renders
+// each without storing it. Problems of the request itself (no documents,
+// more than 100) are errors as for a real batch; problems of single
+// documents, and a batch larger than the plan allows, are reported in the
+// answer. No batch or job is recorded, no quota charged, no webhook sent.
+func (s *DocumentService) DryRunBatch(ctx context.Context, in BatchInput) (*BatchDryRun, error) {
+	p, t, err := s.generationTarget(ctx, in.TemplateID, in.Format, in.Version)
+	if err != nil {
+		return nil, err
+	}
+	if in.Documents == nil {
+		return nil, ErrRequired("documents")
+	}
+	n := len(in.Documents)
+	if n == 0 {
+		return nil, ErrInvalid("documents", "documents must hold at least one document")
+	}
+	if n > MaxBatchDocuments {
+		return nil, (&Error{Code: ECodeBatchTooLarge, Message: "a batch holds at most 100 documents"}).WithInfo("field", "documents", "max", MaxBatchDocuments, "actual", n)
+	}
+	_, plan, err := s.charge(ctx, p.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	ct, err := s.Templates.Compiled(t)
+	if err != nil {
+		return nil, err
+	}
+	out := &BatchDryRun{Errors: []DryRunIssue{}, Warnings: []DryRunIssue{}, Documents: make([]DocumentDryRun, n),
+		Limits: s.dryRunLimits(in.Format, plan, plan.BatchSize)}
+	if plan.BatchSize > 0 && n > plan.BatchSize {
+		out.Errors = append(out.Errors, DryRunIssue{Code: ECodePlanLimit, Message: fmt.Sprintf("the %s plan allows %d documents per batch", plan.Name, plan.BatchSize),
+			Info: map[string]any{"limit": plan.BatchSize, "current": n, "plan": plan.Name, "resource": "batchSize"}})
+	}
+	deadline, cancel := context.WithTimeout(ctx, BatchDryRunTime)
+	defer cancel()
+	for i, d := range in.Documents {
+		doc := &out.Documents[i]
+		*doc = DocumentDryRun{Index: i, Filename: cleanFilename(d.Filename), Errors: []DryRunIssue{}, Warnings: []DryRunIssue{}}
+		if issue := batchDocumentIssue(i, d); issue != nil {
+			doc.Errors = append(doc.Errors, *issue)
+		} else if deadline.Err() != nil {
+			doc.Errors = append(doc.Errors, DryRunIssue{Code: ECodeRenderTimeout,
+				Message: fmt.Sprintf("not checked: the dry run took longer than %s", BatchDryRunTime)})
+		} else {
+			vars, _ := decodeObject("variables", d.Variables)
+			c, err := s.dryRender(deadline, t, ct, in.Format, vars)
+			if err != nil && ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			doc.Errors, doc.Warnings, doc.Predicted = c.Errors, c.Warnings, c.Predicted
+			if err != nil { // the batch's own deadline passed during this document
+				doc.Errors = append(doc.Errors, DryRunIssue{Code: ECodeRenderTimeout,
+					Message: fmt.Sprintf("not checked: the dry run took longer than %s", BatchDryRunTime)})
+			}
+		}
+		doc.Valid = len(doc.Errors) == 0
+		out.Predicted.Pages += doc.Predicted.Pages
+		out.Predicted.Images += doc.Predicted.Images
+		out.Predicted.Rows += doc.Predicted.Rows
+		out.Predicted.Sheets += doc.Predicted.Sheets
+		out.Predicted.Bytes += doc.Predicted.Bytes
+	}
+	out.Valid = len(out.Errors) == 0
+	for _, d := range out.Documents {
+		out.Valid = out.Valid && d.Valid
+	}
+	return out, nil
+}
+
+// batchDocumentIssue checks what a real batch refuses a document for
+// before rendering it, as a dry run reports it.
+func batchDocumentIssue(i int, d BatchDocument) *DryRunIssue {
+	issue := func(err error) *DryRunIssue {
+		var e *Error
+		if errors.As(err, &e) {
+			return &DryRunIssue{Code: e.Code, Message: e.Message, Info: e.Info}
+		}
+		return &DryRunIssue{Code: ECodeInvalidField, Message: err.Error()}
+	}
+	field := fmt.Sprintf("documents[%d].variables", i)
+	switch {
+	case len(d.Variables) == 0 || string(d.Variables) == "null":
+		return issue(ErrRequired(field))
+	case len(d.Variables) > MaxBatchDocVarSize:
+		return issue((&Error{Code: ECodeBatchDocTooLarge, Message: "variables of one batch document are limited to 100 KB"}).
+			WithInfo("field", field, "maxBytes", MaxBatchDocVarSize, "actualBytes", len(d.Variables)))
+	}
+	if _, err := decodeObject(field, d.Variables); err != nil {
+		return issue(err)
+	}
+	if _, err := decodeObject(fmt.Sprintf("documents[%d].metadata", i), d.Metadata); err != nil {
+		return issue(err)
+	}
+	return nil
 }

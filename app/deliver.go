@@ -54,10 +54,15 @@ type Deliverer struct {
 	Limiter Limiter
 	Retries []time.Duration
 	Workers int
+	// Timeout bounds one attempt (default 30 s).
+	Timeout time.Duration
 	Logger  *slog.Logger
 	Now     func() time.Time
+	// Metrics records attempt outcomes (nil: none).
+	Metrics *Metrics
 
 	wake chan struct{}
+	run  context.Context // ends when the shutdown grace does; attempts then stop unrecorded
 }
 
 // NewWebhookClient returns the HTTP client for deliveries: TLS verified
@@ -131,8 +136,10 @@ const (
 
 // Start makes interrupted work runnable (leases released, events left
 // undispatched dispatched, pending deliveries without an entry scheduled)
-// and starts the workers. The returned function stops them.
-func (d *Deliverer) Start(ctx context.Context) (func(), error) {
+// and starts the workers. The returned function stops them: attempts in
+// flight may end until grace does; those cut off then are not recorded and
+// run again at the next start (receivers deduplicate on the event id).
+func (d *Deliverer) Start(ctx context.Context) (func(grace context.Context), error) {
 	d.wake = make(chan struct{}, 1)
 	if _, err := d.Queue.ReleaseAttemptLeases(ctx); err != nil {
 		return nil, err
@@ -167,6 +174,8 @@ func (d *Deliverer) Start(ctx context.Context) (func(), error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
+	run, interrupt := context.WithCancel(context.WithoutCancel(ctx))
+	d.run = run
 	var wg sync.WaitGroup
 	for range max(d.Workers, 1) {
 		wg.Add(1)
@@ -175,8 +184,22 @@ func (d *Deliverer) Start(ctx context.Context) (func(), error) {
 			d.work(ctx)
 		}()
 	}
-	return func() { cancel(); wg.Wait() }, nil
+	return func(grace context.Context) {
+		cancel()
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-grace.Done():
+			interrupt()
+			<-done
+		}
+		interrupt()
+	}, nil
 }
+
+// interrupted reports whether shutdown cut attempts off.
+func (d *Deliverer) interrupted() bool { return d.run != nil && d.run.Err() != nil }
 
 // Dispatch turns events into scheduled deliveries. A failure is logged: the
 // event stays undispatched and the next start dispatches it.
@@ -238,7 +261,9 @@ func (d *Deliverer) work(ctx context.Context) {
 			continue
 		}
 		d.signal()
-		if err := d.handle(context.WithoutCancel(ctx), e); err != nil {
+		if err := d.handle(context.WithoutCancel(ctx), e); errors.Is(err, errInterrupted) {
+			d.Logger.Warn("webhook attempt interrupted by shutdown; it runs again at the next start", "delivery", e.DeliveryID)
+		} else if err != nil {
 			d.Logger.Error("webhook attempt", "delivery", e.DeliveryID, "err", err)
 		}
 	}
@@ -291,6 +316,9 @@ func (d *Deliverer) attempt(ctx context.Context, del *Delivery, sub *Subscriptio
 		a.Error, retryable = fmt.Sprintf("payload of %d bytes exceeds the 256 KB webhook limit", len(del.Payload)), false
 	default:
 		code, err := d.send(ctx, sub, del)
+		if d.interrupted() {
+			return nil, errInterrupted
+		}
 		a.ResponseTime = d.Now().Sub(a.At).Milliseconds()
 		if code != 0 {
 			a.StatusCode = &code
@@ -314,16 +342,42 @@ func (d *Deliverer) attempt(ctx context.Context, del *Delivery, sub *Subscriptio
 	if err != nil {
 		return nil, err
 	}
+	outcome := WebhookSuccess
+	switch {
+	case a.Success:
+	case !retryable:
+		outcome = WebhookSkipped
+	case a.StatusCode != nil:
+		outcome = WebhookHTTPError
+	default:
+		outcome = WebhookNetError
+	}
+	d.Metrics.WebhookAttempt(outcome)
+	reqID := del.RequestID
+	if reqID == "" {
+		reqID = RequestIDFrom(ctx)
+	}
+	status := 0 // no answer
+	if a.StatusCode != nil {
+		status = *a.StatusCode
+	}
 	d.Logger.Info("webhook attempt", "delivery", del.ID, "subscription", sub.ID, "event", del.Event, "attempt", n,
-		"success", a.Success, "status_code", a.StatusCode, "error", a.Error)
+		"success", a.Success, "status_code", status, "error", a.Error, "request_id", reqID)
 	return out, nil
 }
 
 // send POSTs the signed payload and returns the status code.
 func (d *Deliverer) send(ctx context.Context, sub *Subscription, del *Delivery) (int, error) {
 	ts := strconv.FormatInt(d.Now().Unix(), 10)
-	ctx, cancel := context.WithTimeout(ctx, WebhookAttemptTimeout)
+	timeout := WebhookAttemptTimeout
+	if d.Timeout > 0 {
+		timeout = d.Timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if d.run != nil {
+		defer context.AfterFunc(d.run, cancel)() // shutdown's grace ended
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.URL, bytes.NewReader(del.Payload))
 	if err != nil {
 		return 0, err
@@ -337,7 +391,7 @@ func (d *Deliverer) send(ctx context.Context, sub *Subscription, del *Delivery) 
 	h.Set("X-Service-Event-Type", del.Event)
 	res, err := d.Client.Do(req)
 	if err != nil {
-		return 0, describeSendError(err)
+		return 0, describeSendError(err, timeout)
 	}
 	defer res.Body.Close()
 	// Read a little of the answer so the connection can be reused; never
@@ -346,11 +400,11 @@ func (d *Deliverer) send(ctx context.Context, sub *Subscription, del *Delivery) 
 	return res.StatusCode, nil
 }
 
-func describeSendError(err error) error {
+func describeSendError(err error, timeout time.Duration) error {
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
-		return fmt.Errorf("timeout: no answer within %s", WebhookAttemptTimeout)
+		return fmt.Errorf("timeout: no answer within %s", timeout)
 	case strings.Contains(err.Error(), "connection refused"):
 		return errors.New("connection refused")
 	case strings.Contains(err.Error(), "not a public address"):

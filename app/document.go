@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"folio/render"
@@ -36,11 +37,16 @@ type DocumentService struct {
 	Now      func() time.Time
 	// Limits overrides render.DefaultLimits when set (tests).
 	Limits *render.Limits
+	// Metrics records ended documents (nil: none).
+	Metrics *Metrics
 
 	wake    chan struct{}
 	workers int
 	mu      sync.Mutex
 	waiters map[string][]chan struct{}
+
+	draining chan struct{} // closed when the workers stop
+	running  atomic.Int32  // live workers
 }
 
 // GenerateInput is the body of POST /api/v1/documents/generate.
@@ -104,6 +110,17 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 		case <-done:
 		case <-timer.C:
 		case <-ctx.Done():
+		case <-s.drain():
+			// Shutting down: a running job may still finish within the
+			// grace period; a queued one waits for the next start, so
+			// answer with its state now.
+			if cur, err := s.Jobs.FindJobForWorker(context.WithoutCancel(ctx), j.ID); err == nil && cur.Status == StatusProcessing {
+				select {
+				case <-done:
+				case <-timer.C:
+				case <-ctx.Done():
+				}
+			}
 		}
 	}
 	j, err = s.Jobs.FindJobForWorker(context.WithoutCancel(ctx), j.ID)
@@ -156,6 +173,9 @@ func (s *DocumentService) generationTarget(ctx context.Context, ref, format stri
 func (s *DocumentService) enqueue(ctx context.Context, jobs ...*Job) error {
 	if len(jobs) == 0 {
 		return nil
+	}
+	for _, j := range jobs {
+		j.RequestID = RequestIDFrom(ctx)
 	}
 	charge, _, err := s.charge(ctx, jobs[0].TeamID)
 	if err != nil {

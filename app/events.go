@@ -41,12 +41,14 @@ func (s *DocumentService) jobEvents(j *Job, b *Batch, batchJobs []*Job) ([]*Even
 	if err != nil {
 		return nil, err
 	}
+	e.RequestID = j.RequestID
 	events := []*Event{e}
 	if b != nil {
 		be, err := s.batchEvent(b, batchJobs, now)
 		if err != nil {
 			return nil, err
 		}
+		be.RequestID = j.RequestID
 		events = append(events, be)
 	}
 	return events, nil

@@ -48,6 +48,10 @@ type Job struct {
 	CompletedAt     *time.Time
 	// ExpiresAt is when the file and its download link expire.
 	ExpiresAt *time.Time
+
+	// RequestID is the X-Request-Id of the request that queued the job,
+	// carried into the worker's and the webhooks' log lines.
+	RequestID string
 }
 
 // JobResult is what a worker records when a job ends.

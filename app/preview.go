@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"folio/render"
@@ -191,4 +192,227 @@ func (s *TemplateService) RenderFunc(def render.Definition, format string, vars 
 		_, err = ct.Render(ctx, w, render.Format(format), values, render.Options{})
 		return err
 	}, nil
+}
+
+// DryRun is the answer of a dry run, POST /api/v1/documents/generate?dryRun=true:
+// the document is checked and rendered like a job, then thrown away. No job
+// is recorded, no quota is charged and no webhook is sent.
+type DryRun struct {
+	Valid     bool          `json:"valid"`
+	Errors    []DryRunIssue `json:"errors"`
+	Warnings  []DryRunIssue `json:"warnings"`
+	Predicted Prediction    `json:"predicted"`
+	Limits    DryRunLimits  `json:"limits"`
+}
+
+// DryRunIssue is one problem a dry run found, with the code the real
+// request would fail with.
+type DryRunIssue struct {
+	Code     string         `json:"code,omitempty"`
+	Message  string         `json:"message"`
+	Variable string         `json:"variable,omitempty"`
+	Path     string         `json:"path,omitempty"`
+	Info     map[string]any `json:"relatedInfo,omitempty"`
+}
+
+// Prediction is the size of the document a request would produce: the
+// figures preview reports in its X-Folio-* headers. When a limit stops the
+// render, the figure of that limit is how far it got (at least max + 1).
+type Prediction struct {
+	Pages  int   `json:"pages"`
+	Images int   `json:"images"`
+	Rows   int   `json:"rows"`
+	Sheets int   `json:"sheets"`
+	Bytes  int64 `json:"bytes"`
+}
+
+// DryRunLimits are the limits a document is checked against, and the
+// caller's plan's.
+type DryRunLimits struct {
+	Pages             int   `json:"pages"`
+	Images            int   `json:"images"`
+	Rows              int   `json:"rows"`
+	Sheets            int   `json:"sheets"`
+	Columns           int   `json:"columns"`
+	Bytes             int64 `json:"bytes"`
+	MemoryBytes       int64 `json:"memoryBytes"`
+	TimeoutSeconds    int   `json:"timeoutSeconds"`
+	DocumentsPerMonth int64 `json:"documentsPerMonth"`
+	BatchSize         int   `json:"batchSize,omitempty"`
+}
+
+// nearLimit is the share of a limit from which a dry run warns.
+const nearLimit = 0.8
+
+// DryRun checks a generate request and renders its document without
+// storing it.
+func (s *DocumentService) DryRun(ctx context.Context, in GenerateInput) (*DryRun, error) {
+	p, t, err := s.generationTarget(ctx, in.TemplateID, in.Format, in.Version)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(in.Variables); n > MaxVariablesSize {
+		return nil, (&Error{Code: ECodeVariablesTooLarge, Message: "variables exceed 1 MB"}).WithInfo("field", "variables", "maxBytes", MaxVariablesSize, "actualBytes", n)
+	}
+	vars, err := decodeObject("variables", in.Variables)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := decodeObject("metadata", in.Metadata); err != nil {
+		return nil, err
+	}
+	_, plan, err := s.charge(ctx, p.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	ct, err := s.Templates.Compiled(t)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.dryRender(ctx, t, ct, in.Format, vars)
+	if err != nil {
+		return nil, err
+	}
+	return &DryRun{Valid: len(c.Errors) == 0, Errors: c.Errors, Warnings: c.Warnings, Predicted: c.Predicted,
+		Limits: s.dryRunLimits(in.Format, plan, 0)}, nil
+}
+
+// documentCheck is what a dry run learns about one document.
+type documentCheck struct {
+	Errors    []DryRunIssue
+	Warnings  []DryRunIssue
+	Predicted Prediction
+}
+
+// dryRender validates the variables and renders the document as a job
+// would, keeping only its figures. The error is for the caller's own
+// context ending; everything wrong with the document is in the check.
+func (s *DocumentService) dryRender(ctx context.Context, t *Template, ct *render.Template, format string, vars map[string]any) (documentCheck, error) {
+	c := documentCheck{Errors: []DryRunIssue{}, Warnings: undeclaredVariables(t, vars)}
+	values, err := ct.Values(vars)
+	if err != nil {
+		var ve *render.VariableError
+		if !errors.As(err, &ve) {
+			return c, err
+		}
+		for _, v := range ve.Errors {
+			c.Errors = append(c.Errors, DryRunIssue{Code: ECodeVariables, Message: v.Message, Variable: v.Variable})
+		}
+		return c, nil
+	}
+	timeout := renderTimeout(format)
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	st, err := ct.Render(rctx, io.Discard, render.Format(format), values, s.renderOptions())
+	c.Predicted = Prediction{Pages: st.Pages, Images: st.Images, Rows: st.Rows, Sheets: st.Sheets, Bytes: st.Bytes}
+	if err != nil {
+		if ctx.Err() != nil {
+			return c, ctx.Err()
+		}
+		e := renderError(err, timeout)
+		issue := DryRunIssue{Code: e.Code, Message: e.Message, Info: e.Info}
+		var le *render.LimitError
+		var ee *render.ExpressionError
+		switch {
+		case errors.As(err, &le):
+			c.Predicted.reached(le.Limit, le.Actual)
+		case errors.As(err, &ee):
+			issue.Path = ee.Path
+		}
+		c.Errors = append(c.Errors, issue)
+		return c, nil
+	}
+	c.Warnings = append(c.Warnings, s.nearLimits(c.Predicted)...)
+	return c, nil
+}
+
+// reached records how far a render got when limit stopped it.
+func (p *Prediction) reached(limit string, actual int64) {
+	switch limit {
+	case render.LimitPages:
+		p.Pages = max(p.Pages, int(actual))
+	case render.LimitImages:
+		p.Images = max(p.Images, int(actual))
+	case render.LimitRows:
+		p.Rows = max(p.Rows, int(actual))
+	case render.LimitSheets:
+		p.Sheets = max(p.Sheets, int(actual))
+	case render.LimitBytes:
+		p.Bytes = max(p.Bytes, actual)
+	}
+}
+
+// limits are the generation limits renders run under.
+func (s *DocumentService) limits() render.Limits {
+	l := render.DefaultLimits()
+	if s.Limits != nil {
+		o := *s.Limits
+		for _, f := range []struct{ dst, src *int }{{&l.Pages, &o.Pages}, {&l.Images, &o.Images}, {&l.Rows, &o.Rows}, {&l.Sheets, &o.Sheets}, {&l.Columns, &o.Columns}} {
+			if *f.src > 0 {
+				*f.dst = *f.src
+			}
+		}
+		if o.Bytes > 0 {
+			l.Bytes = o.Bytes
+		}
+		if o.Memory > 0 {
+			l.Memory = o.Memory
+		}
+	}
+	return l
+}
+
+// dryRunLimits lists the limits of a format and plan; batchSize is the
+// plan's batch size for batches (0 for one document).
+func (s *DocumentService) dryRunLimits(format string, plan Plan, batchSize int) DryRunLimits {
+	l := s.limits()
+	return DryRunLimits{Pages: l.Pages, Images: l.Images, Rows: l.Rows, Sheets: l.Sheets, Columns: l.Columns,
+		Bytes: l.Bytes, MemoryBytes: l.Memory, TimeoutSeconds: int(renderTimeout(format).Seconds()),
+		DocumentsPerMonth: plan.DocumentsPerMonth, BatchSize: batchSize}
+}
+
+// nearLimits warns about figures at 80% of their limit or more.
+func (s *DocumentService) nearLimits(p Prediction) []DryRunIssue {
+	l := s.limits()
+	var out []DryRunIssue
+	for _, f := range []struct {
+		name     string
+		got, max int64
+		what     string
+	}{
+		{render.LimitPages, int64(p.Pages), int64(l.Pages), "pages"},
+		{render.LimitImages, int64(p.Images), int64(l.Images), "images"},
+		{render.LimitRows, int64(p.Rows), int64(l.Rows), "spreadsheet rows"},
+		{render.LimitSheets, int64(p.Sheets), int64(l.Sheets), "sheets"},
+		{render.LimitBytes, p.Bytes, l.Bytes, "bytes"},
+	} {
+		if f.max > 0 && float64(f.got) >= nearLimit*float64(f.max) {
+			out = append(out, DryRunIssue{Message: fmt.Sprintf("%d %s: %d%% of the limit of %d", f.got, f.what, f.got*100/f.max, f.max),
+				Info: map[string]any{"limit": f.name, "actual": f.got, "max": f.max}})
+		}
+	}
+	return out
+}
+
+// undeclaredVariables warns about request values the template does not
+// declare: they pass through, but are often a typo.
+func undeclaredVariables(t *Template, vars map[string]any) []DryRunIssue {
+	known := map[string]bool{}
+	for _, v := range t.Variables {
+		known[v.Name] = true
+	}
+	for _, c := range t.CalculatedVariables {
+		known[c.Name] = true
+	}
+	for name := range t.Constants {
+		known[name] = true
+	}
+	out := []DryRunIssue{}
+	for name := range vars {
+		if !known[name] {
+			out = append(out, DryRunIssue{Variable: name, Message: "not declared by the template; it is passed through as it is"})
+		}
+	}
+	slices.SortFunc(out, func(a, b DryRunIssue) int { return strings.Compare(a.Variable, b.Variable) })
+	return out
 }

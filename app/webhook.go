@@ -57,6 +57,8 @@ type Event struct {
 	Type      string
 	Payload   []byte
 	CreatedAt time.Time
+	// RequestID is the request that caused the event (logged, never sent).
+	RequestID string
 }
 
 // Delivery is one event sent (or to be sent) to one subscription.
@@ -76,6 +78,8 @@ type Delivery struct {
 	TeamID         string     `json:"-"`
 	Payload        []byte     `json:"-"`
 	MaxAttempts    int        `json:"-"`
+	// RequestID is the request that caused the delivery, for the logs.
+	RequestID string `json:"-"`
 }
 
 // Attempt is the outcome of one delivery attempt, as recorded.
@@ -381,7 +385,7 @@ func (s *WebhookService) SendTest(ctx context.Context, id string) (*TestResult, 
 		return nil, err
 	}
 	d := &Delivery{ID: NewID("dlv"), EventID: e.ID, Event: e.Type, Status: DeliveryPending, MaxAttempts: 1,
-		CreatedAt: now, SubscriptionID: sub.ID, TeamID: sub.TeamID, Payload: e.Payload}
+		CreatedAt: now, SubscriptionID: sub.ID, TeamID: sub.TeamID, Payload: e.Payload, RequestID: RequestIDFrom(ctx)}
 	if err := s.Store.CreateDelivery(ctx, d); err != nil {
 		return nil, err
 	}

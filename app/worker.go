@@ -10,6 +10,7 @@ import (
 	"path"
 	"runtime/debug"
 	"sync"
+	"syscall"
 	"time"
 
 	"folio/render"
@@ -24,24 +25,67 @@ const (
 	idlePoll    = time.Second
 )
 
+// errInterrupted ends a job that shutdown stopped before it was recorded:
+// the job stays queued and runs again at the next start.
+var errInterrupted = errors.New("interrupted by shutdown")
+
 // Start re-queues jobs a crash left behind and starts n workers. The
-// returned function stops them and waits for running jobs to end.
-func (s *DocumentService) Start(ctx context.Context, n int) (stop func(), err error) {
+// returned function stops them: no job is claimed any more, running jobs may
+// finish until grace ends, and the ones still running then are interrupted
+// and left queued (processing, lease held) for the next start.
+func (s *DocumentService) Start(ctx context.Context, n int) (stop func(grace context.Context), err error) {
 	s.wake = make(chan struct{}, 1)
+	s.draining = make(chan struct{})
 	s.workers = max(n, 1)
 	if err := s.reconcile(ctx); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	claim, stopClaiming := context.WithCancel(ctx)
+	run, interrupt := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	for range max(n, 1) {
 		wg.Add(1)
+		s.running.Add(1)
 		go func() {
 			defer wg.Done()
-			s.work(ctx)
+			defer s.running.Add(-1)
+			s.work(claim, run)
 		}()
 	}
-	return func() { cancel(); wg.Wait() }, nil
+	var once sync.Once
+	return func(grace context.Context) {
+		once.Do(func() {
+			close(s.draining)
+			stopClaiming()
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-grace.Done():
+				interrupt()
+				<-done
+			}
+			interrupt()
+		})
+	}, nil
+}
+
+// WorkersRunning returns how many workers are taking jobs (0 once stopping).
+func (s *DocumentService) WorkersRunning() int {
+	select {
+	case <-s.drain():
+		return 0
+	default:
+		return int(s.running.Load())
+	}
+}
+
+// drain is closed when the workers stop; nil (never ready) before Start.
+func (s *DocumentService) drain() <-chan struct{} {
+	if s.draining == nil {
+		return nil
+	}
+	return s.draining
 }
 
 // reconcile makes interrupted jobs runnable again: it releases the leases a
@@ -86,7 +130,10 @@ func (s *DocumentService) signal() {
 	}
 }
 
-func (s *DocumentService) work(ctx context.Context) {
+// work claims jobs while claim lasts and runs them under run, which ends
+// only when the shutdown grace does.
+func (s *DocumentService) work(claim, run context.Context) {
+	ctx := claim
 	idle := time.NewTimer(idlePoll)
 	defer idle.Stop()
 	for ctx.Err() == nil {
@@ -105,7 +152,10 @@ func (s *DocumentService) work(ctx context.Context) {
 		}
 		// More work may be waiting: pass the wake-up on to another worker.
 		s.signal()
-		if err := s.process(ctx, e); err != nil {
+		if err := s.process(run, e); errors.Is(err, errInterrupted) {
+			s.logger().Warn("job interrupted by shutdown; it stays queued for the next start", "job", e.JobID)
+			continue
+		} else if err != nil {
 			s.logger().Error("process job", "job", e.JobID, "err", err)
 			continue // the lease expires and the job runs again
 		}
@@ -116,9 +166,10 @@ func (s *DocumentService) work(ctx context.Context) {
 }
 
 // process runs one claimed job to its end. It returns an error only when the
-// outcome could not be recorded; the job then stays queued.
-func (s *DocumentService) process(ctx context.Context, e *QueueEntry) error {
-	ctx = context.WithoutCancel(ctx) // a started job finishes even during shutdown
+// outcome could not be recorded, or errInterrupted when run ended first; the
+// job then stays queued.
+func (s *DocumentService) process(run context.Context, e *QueueEntry) error {
+	ctx := context.WithoutCancel(run) // records are written even while shutting down
 	j, ok, err := s.Jobs.StartJob(ctx, e.JobID, s.Now().UTC())
 	if err != nil {
 		return err
@@ -127,7 +178,10 @@ func (s *DocumentService) process(ctx context.Context, e *QueueEntry) error {
 		return nil // already ended (a redelivered entry): never done twice
 	}
 	start := time.Now()
-	res := s.run(ctx, j)
+	res := s.run(run, j)
+	if run.Err() != nil {
+		return errInterrupted // not a failure of the document: never recorded as one
+	}
 	res.DurationMS = time.Since(start).Milliseconds()
 	out, err := s.Jobs.FinishJob(ctx, j.ID, res, s.jobEvents)
 	if err != nil {
@@ -146,8 +200,9 @@ func (s *DocumentService) process(ctx context.Context, e *QueueEntry) error {
 	}
 	if out.Ended {
 		s.notify(j.ID)
+		s.Metrics.DocumentEnded(j.Format, res.Status, time.Since(start))
 		s.logger().Info("job ended", "job", j.ID, "team", j.TeamID, "status", res.Status, "format", j.Format,
-			"bytes", res.FileSize, "duration_ms", time.Since(start).Milliseconds(), "code", res.ErrorCode)
+			"bytes", res.FileSize, "duration_ms", time.Since(start).Milliseconds(), "code", res.ErrorCode, "request_id", j.RequestID)
 	}
 	return nil
 }
@@ -195,6 +250,9 @@ func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
 	size, err := s.Files.WriteFile(name, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
 	if err != nil {
 		s.logger().Error("write document", "job", j.ID, "err", err)
+		if errors.Is(err, syscall.ENOSPC) {
+			return fail(ECodeStorage, "the document could not be stored: the server's disk is full", nil)
+		}
 		return fail(ECodeStorage, "the document could not be stored", nil)
 	}
 	now := s.Now().UTC()

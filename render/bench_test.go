@@ -94,6 +94,36 @@ func BenchmarkRenderInvoicePDF(b *testing.B) {
 	b.ReportMetric(float64(buf.Len()), "bytes/doc")
 }
 
+// BenchmarkRenderInvoicePDFNewGlyphs renders the invoice of
+// BenchmarkRenderInvoicePDF with letters that change in every document, in
+// each of its three font styles, so that every document needs font subsets
+// not made before: the cost when the per-font subset cache misses.
+func BenchmarkRenderInvoicePDFNewGlyphs(b *testing.B) {
+	tpl := MustCompile(b, invoiceDefinition())
+	input := invoiceInput(20)
+	letters := []rune("БГДЖЗИЙЛПФЦЧШЩЪЫЬЭЮЯбвгдежзийклмнпстуфхцчшщъыьэюя") // 54
+	b.ReportAllocs()
+	var buf bytes.Buffer
+	i := 0
+	for b.Loop() {
+		// 54 × 53 pairs: far more than the cache holds.
+		odd := string([]rune{letters[i%len(letters)], letters[(i/len(letters)+1+i)%len(letters)]})
+		i++
+		input["number"] = "2024-" + odd                              // heading: bold
+		input["customer"].(map[string]any)["name"] = "Ωμέγα " + odd  // regular
+		input["notes"] = "Thank you for your business, " + odd + "." // italic
+		values, err := tpl.Values(input)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf.Reset()
+		if _, err := tpl.Render(context.Background(), &buf, PDF, values, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(buf.Len()), "bytes/doc")
+}
+
 func BenchmarkCompileInvoice(b *testing.B) {
 	e := MustEngine(b)
 	def := invoiceDefinition()

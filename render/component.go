@@ -16,6 +16,12 @@ type component struct {
 	each *expression // "each": rendered once per element
 	as   string      // the element's name inside the loop (default "item")
 	elem element
+	// keepTogether moves the component to the next PDF page rather than
+	// splitting it ("keepTogether": true, on the component or in its props).
+	keepTogether bool
+	// pageAware marks a body component that reads "page": it is laid out
+	// with the number of the page it lands on, and kept on that page.
+	pageAware bool
 }
 
 // element is what a component draws; the output formats switch on its
@@ -144,6 +150,14 @@ func (c *compiler) parseComponent(path string, raw json.RawMessage, d depth) *co
 	if comp.elem == nil {
 		return nil
 	}
+	for _, at := range []struct {
+		o    object
+		path string
+	}{{o, path}, {props, path + ".props"}} {
+		if b, ok := c.boolean(at.o, at.path, "keepTogether"); ok && b {
+			comp.keepTogether = true
+		}
+	}
 	c.styles |= comp.elem.fontStyles()
 	return comp
 }
@@ -252,6 +266,28 @@ func (c *compiler) content(path string, props object) *textTemplate {
 type textElement struct {
 	content *textTemplate
 	style   textStyle
+	// orphans and widows are the fewest lines of the paragraph left at the
+	// bottom of a page and carried to the top of the next when it breaks.
+	orphans, widows int
+}
+
+// Widow and orphan control: the default and the most lines one may ask for.
+const (
+	defaultWidows = 2
+	maxWidows     = 10
+)
+
+// lineCount reads an optional count of lines in [1, maxWidows].
+func (c *compiler) lineCount(o object, path, key string) int {
+	f, ok := c.number(o, path, key)
+	if !ok {
+		return defaultWidows
+	}
+	if f != float64(int(f)) || f < 1 || f > maxWidows {
+		c.add(path+"."+key, "must be a whole number of lines from 1 to %d", maxWidows)
+		return defaultWidows
+	}
+	return int(f)
 }
 
 func (e *textElement) fontStyles() fontStyle { return e.style.fontStyles() }
@@ -261,6 +297,8 @@ func parseText(c *compiler, path string, props object, _ depth) element {
 	return &textElement{
 		content: c.content(path, props),
 		style:   c.parseStyle(path, props, textStyle{size: defaultFontSize, align: "L"}),
+		orphans: c.lineCount(props, path, "orphans"),
+		widows:  c.lineCount(props, path, "widows"),
 	}
 }
 
@@ -269,6 +307,9 @@ type headingElement struct {
 	content *textTemplate
 	level   int
 	style   textStyle
+	// keepWithNext keeps the heading on the page of what follows it, so a
+	// heading never ends a page.
+	keepWithNext bool
 }
 
 func (e *headingElement) fontStyles() fontStyle { return e.style.fontStyles() }
@@ -286,5 +327,9 @@ func parseHeading(c *compiler, path string, props object, _ depth) element {
 	base := textStyle{size: headingSizes[level], bold: true, align: "L"}
 	st := c.parseStyle(path, props, base)
 	st.bold = true // a heading is bold whatever its style says
-	return &headingElement{content: c.content(path, props), level: level, style: st}
+	e := &headingElement{content: c.content(path, props), level: level, style: st, keepWithNext: true}
+	if b, ok := c.boolean(props, path, "keepWithNext"); ok {
+		e.keepWithNext = b
+	}
+	return e
 }

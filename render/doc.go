@@ -33,8 +33,16 @@
 //
 // PDF pages are laid out as boxes (a line of text, a table row, an image)
 // that never straddle a page break; a table's header is drawn again above
-// a row that starts a page. In XLSX every body section is a sheet, tables
-// become typed rows, and images, QR codes and barcodes are left out.
+// a row that starts a page. The layout is page-aware: "page" and "pages"
+// work in the body too, header and footer sections take "on" (first, last,
+// notFirst, notLast), any component may be kept together, paragraphs keep
+// widows and orphans, and tables may draw continued rows with a carried
+// subtotal (continuedLabel, carryForward), subtotals (groupBy) and totals
+// (a column's total). In XLSX every body section is a sheet, tables become
+// typed rows with formulas (a column's formula), SUBTOTAL totals, outline
+// levels and an autofilter, and images, QR codes and barcodes are left out.
+// Each render runs under a memory budget (Limits.Memory), reserved from
+// the engine's pool before it starts.
 //
 // # Expressions
 //

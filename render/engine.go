@@ -3,8 +3,9 @@ package render
 import (
 	"errors"
 	"fmt"
+	"io"
 
-	"github.com/go-pdf/fpdf"
+	"folio/render/internal/fpdf"
 	"golang.org/x/image/font/sfnt"
 )
 
@@ -53,11 +54,12 @@ const fontFamily = "folio"
 
 // Engine holds what is built once per process. It is safe for concurrent use.
 //
-// fpdf keeps a parsed UTF-8 font inside each document in unexported state that
-// it mutates while subsetting, so parsed fonts cannot be shared between
-// documents; the engine instead embeds only the styles a template uses.
+// Each font style is parsed once, here, and shared read-only by every
+// document (see render/internal/fpdf); documents still embed only the styles
+// their template can draw.
 type Engine struct {
-	fonts map[fontStyle][]byte
+	fonts  map[fontStyle]*fpdf.ParsedUTF8Font
+	memory memoryGate // reservations of the renders running now
 }
 
 // NewEngine checks the fonts and returns an engine that renders with them.
@@ -65,16 +67,19 @@ func NewEngine(fonts Fonts) (*Engine, error) {
 	if len(fonts.Regular) == 0 {
 		return nil, errors.New("render: a regular font is required")
 	}
-	e := &Engine{fonts: map[fontStyle][]byte{
+	files := map[fontStyle][]byte{
 		styleRegular:    fonts.Regular,
 		styleBold:       orDefault(fonts.Bold, fonts.Regular),
 		styleItalic:     orDefault(fonts.Italic, fonts.Regular),
 		styleBoldItalic: orDefault(fonts.BoldItalic, fonts.Regular),
-	}}
+	}
+	e := &Engine{fonts: map[fontStyle]*fpdf.ParsedUTF8Font{}}
 	for _, s := range fpdfStyles {
-		if err := checkFont(e.fonts[s.bit]); err != nil {
+		pf, err := parseFont(files[s.bit])
+		if err != nil {
 			return nil, fmt.Errorf("render: font style %q: %w", s.name, err)
 		}
+		e.fonts[s.bit] = pf
 	}
 	return e, nil
 }
@@ -86,30 +91,38 @@ func orDefault(b, def []byte) []byte {
 	return b
 }
 
-// checkFont loads the font into a throwaway document, the way every render
-// will, and reports whether fpdf accepted it.
-func checkFont(ttf []byte) (err error) {
-	// fpdf reads only TrueType outlines and prints (rather than returns) its
-	// parse errors, so check the format before handing the bytes over.
+// parseFont parses a font once for all documents, then loads it into a
+// throwaway document and writes it, the way every render will, to report
+// whether fpdf accepts it.
+func parseFont(ttf []byte) (pf *fpdf.ParsedUTF8Font, err error) {
+	// fpdf reads only TrueType outlines.
 	if len(ttf) < 4 || (string(ttf[:4]) != "\x00\x01\x00\x00" && string(ttf[:4]) != "true") {
-		return errors.New("not a TrueType font")
+		return nil, errors.New("not a TrueType font")
 	}
 	if _, err := sfnt.Parse(ttf); err != nil {
-		return fmt.Errorf("unreadable font: %w", err)
+		return nil, fmt.Errorf("unreadable font: %w", err)
 	}
-	defer func() {
+	if pf, err = fpdf.ParseUTF8Font(ttf); err != nil {
+		return nil, fmt.Errorf("unreadable font: %w", err)
+	}
+	defer func() { // fpdf is not ours: a font it cannot handle must not stop the process
 		if r := recover(); r != nil {
-			err = fmt.Errorf("unreadable font: %v", r)
+			pf, err = nil, fmt.Errorf("unreadable font: %v", r)
 		}
 	}()
 	f := fpdf.New("P", "mm", "A4", "")
-	f.AddUTF8FontFromBytes(fontFamily, "", ttf)
+	f.AddUTF8FontParsed(fontFamily, "", pf)
 	f.SetFont(fontFamily, "", 10)
 	if f.Err() {
-		return fmt.Errorf("unreadable font: %w", f.Error())
+		return nil, fmt.Errorf("unreadable font: %w", f.Error())
 	}
 	if f.GetStringWidth("Aa") <= 0 {
-		return errors.New("unreadable font: no glyph widths")
+		return nil, errors.New("unreadable font: no glyph widths")
 	}
-	return nil
+	f.AddPage()
+	f.Cell(10, 10, "Aa")
+	if err := f.Output(io.Discard); err != nil {
+		return nil, fmt.Errorf("unreadable font: %w", err)
+	}
+	return pf, nil
 }

@@ -39,6 +39,18 @@ func FuzzRender(f *testing.F) {
 		{"type":"divider","props":{"color":"#f00","thickness":2}},{"type":"spacer","props":{"height":250}},
 		{"type":"columns","props":{"widths":[1,3],"gap":2,"children":[[{"type":"text","each":"items","props":{"content":"{{ item }}"}}],[{"type":"columns","props":{"children":[[{"type":"pageBreak"}],[]]}}]]}}]}]}`,
 		`{"name":"data:image/jpeg;base64,/9j/4AAQ","items":[1,2,3]}`)
+	f.Add(`{"sections":[
+		{"id":"h1","role":"header","on":"first","components":[{"type":"heading","props":{"content":"Cover {{page}}"}}]},
+		{"id":"h2","role":"header","on":"notFirst","components":[{"type":"text","props":{"content":"{{page}}/{{pages}}"}}]},
+		{"id":"f1","role":"footer","on":"last","components":[{"type":"keyValue","props":{"items":[{"label":"Total","value":"{{ sum(map(items, #.a ?? 0)) }}"}]}}]},
+		{"id":"f2","role":"footer","on":"notLast","components":[{"type":"text","props":{"content":"more on {{ page + 1 }}"}}]},
+		{"id":"b","components":[{"type":"text","if":"page > 1","props":{"content":"page {{page}}","widows":3,"orphans":1}},
+		{"type":"columns","keepTogether":true,"each":"items","props":{"children":[[{"type":"text","props":{"content":"{{ item.a }} on {{ page }}"}}],[{"type":"spacer","props":{"height":40}}]]}},
+		{"type":"table","props":{"rows":"items","groupBy":"g","carryForward":"row.a","continuedLabel":{"bottom":"c/f {{ carried }}","top":"b/f {{ page }}"},
+		"subtotalLabel":"Sub {{ group }}","totalLabel":"All","columns":[{"header":"G","value":"{{ row.g }}"},
+		{"header":"A","key":"a","value":"{{ row.a }}","format":"currency:EUR","total":"sum"},{"header":"B","value":"{{ (row.a ?? 0) * 2 }}","formula":"={a}*2+{row-1}","total":"average"},
+		{"header":"D","value":"{{ row.d }}","format":"date","total":"max"},{"header":"N","value":"{{ row.n }}","total":"count"}]}}]}]}`,
+		`{"items":[{"g":"x","a":1.5,"d":"2024-01-02","n":"n"},{"g":"y","a":-2,"d":"2023-12-31"},{"g":"x","a":1e9},{"g":null},{"g":"y","a":0.1}]}`)
 	f.Fuzz(func(t *testing.T, schema, vars string) {
 		e := MustEngine(t)
 		def := Definition{

@@ -22,6 +22,10 @@ type Limits struct {
 	ConditionalDepth int   // nested "if" levels
 	Operations       int   // AST nodes per expression ("formula complexity")
 	Bytes            int64 // output file size
+	// Memory is the memory budget of one render in bytes: decoded and
+	// embedded images, PDF page content, sheet data held in memory and the
+	// output file together (an estimate of what dominates, see memory.go).
+	Memory int64
 	// PDFTimeout and XLSXTimeout bound one render; Render returns
 	// context.DeadlineExceeded when they pass.
 	PDFTimeout  time.Duration
@@ -45,6 +49,7 @@ func DefaultLimits() Limits {
 		ConditionalDepth: 5,
 		Operations:       1000,
 		Bytes:            10 << 20,
+		Memory:           DefaultMemory,
 		PDFTimeout:       60 * time.Second,
 		XLSXTimeout:      120 * time.Second,
 	}
@@ -73,6 +78,9 @@ func (l Limits) withDefaults() Limits {
 	pick(&l.Operations, d.Operations)
 	if l.Bytes <= 0 {
 		l.Bytes = d.Bytes
+	}
+	if l.Memory <= 0 {
+		l.Memory = d.Memory
 	}
 	if l.PDFTimeout <= 0 {
 		l.PDFTimeout = d.PDFTimeout
@@ -106,6 +114,8 @@ type Stats struct {
 	Rows   int   // spreadsheet rows over all sheets
 	Sheets int   // spreadsheet sheets
 	Bytes  int64 // size of the output
+	// Memory is the most the render held against Limits.Memory at once.
+	Memory int64
 }
 
 // Limit names used in LimitError.Limit.
@@ -122,6 +132,7 @@ const (
 	LimitLoopDepth        = "loopDepth"
 	LimitConditionalDepth = "conditionalDepth"
 	LimitComponents       = "components"
+	LimitMemory           = "memory"
 )
 
 // limitInfo maps a limit name to its error code and message pattern.
@@ -138,11 +149,12 @@ var limitInfo = map[string]struct{ code, format string }{
 	LimitLoopDepth:        {"ERR_LIMIT_008", "nested loop depth exceeded: %d levels, maximum %d"},
 	LimitConditionalDepth: {"ERR_LIMIT_008", "conditional nesting exceeded: %d levels, maximum %d"},
 	LimitComponents:       {"ERR_LIMIT_009", "component count exceeded: %d components, maximum %d"},
+	LimitMemory:           {"ERR_LIMIT_017", "render memory budget exceeded: %d bytes, maximum %d"},
 }
 
 // LimitError is returned when a generation limit is exceeded; work stops at once.
 type LimitError struct {
-	Code   string // ERR_LIMIT_001 … ERR_LIMIT_009, or ERR_LIMIT_016 for cell content
+	Code   string // ERR_LIMIT_001 … ERR_LIMIT_009, ERR_LIMIT_016 for cell content, ERR_LIMIT_017 for memory
 	Limit  string // one of the Limit… names, e.g. LimitPages
 	Actual int64  // the value reached when work stopped (at least Max+1)
 	Max    int64

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/go-pdf/fpdf"
+	"folio/render/internal/fpdf"
 )
 
 // Layout constants, in millimetres unless named otherwise.
@@ -37,8 +37,9 @@ type pdfWriter struct {
 	t        *Template
 	f        *fpdf.Fpdf
 	values   map[string]any // the evaluation environment of the body
-	headers  []*component
-	footers  []*component
+	headers  []*section
+	footers  []*section
+	body     *bodySink
 	pageW    float64
 	pageH    float64
 	m        margins
@@ -46,7 +47,9 @@ type pdfWriter struct {
 	bottom   float64        // lowest y body boxes may reach
 	bodyTop  float64        // y where the body starts on the current page
 	y        float64        // where the next body box goes
-	pages    any            // the value of "pages" in headers and footers
+	pageEnd  float64        // lowest y drawn on by the body on the current page
+	pages    any            // the value of "pages"
+	total    int            // the page count from an earlier pass; 0 when not known
 	err      error          // first error raised inside an fpdf callback
 	images   map[any]string // embedded images (by SHA-256), QR codes and barcodes (by value)
 	imgBytes int64
@@ -55,45 +58,71 @@ type pdfWriter struct {
 	bars     map[string][]bool     // barcode modules by value
 }
 
+// maxLayoutPasses bounds how often a document whose layout depends on its
+// own page count is laid out again to agree with it.
+const maxLayoutPasses = 3
+
 func (t *Template) renderPDF(ctx context.Context, w io.Writer, values map[string]any, limits Limits, created time.Time) (Stats, error) {
 	var pages any
 	if t.pagesInExpression {
-		// A header or footer computes with the page total: count the pages first.
-		first, err := t.layoutPDF(ctx, values, limits, created, 0)
-		if err != nil {
-			return Stats{}, err
+		// Something computes with the page total, or a header or footer is
+		// drawn on the last page only: count the pages first, then lay out
+		// again with the count until it agrees (a last-page footer can push
+		// the end onto one more page).
+		pages = 0
+	}
+	var p *pdfWriter
+	err := t.layoutPDF(ctx, values, limits, created, pages, &p)
+	for pass := 1; err == nil && t.pagesInExpression && pass < maxLayoutPasses; pass++ {
+		if n := p.f.PageNo(); pass > 1 && n == p.total {
+			break
 		}
-		pages = first.f.PageNo()
+		err = t.layoutPDF(ctx, values, limits, created, p.f.PageNo(), &p)
 	}
-	p, err := t.layoutPDF(ctx, values, limits, created, pages)
 	if err != nil {
-		return Stats{}, err
+		return p.stats(0), err
 	}
-	buf := &limitedBuffer{max: limits.Bytes}
+	// fpdf assembles the file in a buffer of its own before writing it here.
+	buf := &limitedBuffer{max: limits.Bytes, mem: &p.mem, copies: 2}
 	if err := p.f.Output(buf); err != nil {
 		if buf.over {
-			return Stats{}, newLimitError(LimitBytes, buf.n, limits.Bytes)
+			return p.stats(buf.n), newLimitError(LimitBytes, buf.n, limits.Bytes)
 		}
-		return Stats{}, fmt.Errorf("render: writing PDF: %w", err)
+		if buf.err != nil {
+			return p.stats(buf.n), buf.err
+		}
+		return p.stats(0), fmt.Errorf("render: writing PDF: %w", err)
 	}
 	if p.err != nil { // raised by the last footer, drawn on Output
-		return Stats{}, p.err
+		return p.stats(0), p.err
 	}
 	if buf.over {
-		return Stats{}, newLimitError(LimitBytes, buf.n, limits.Bytes)
+		return p.stats(buf.n), newLimitError(LimitBytes, buf.n, limits.Bytes)
 	}
 	if _, err := w.Write(buf.Bytes()); err != nil {
 		return Stats{}, err
 	}
-	return Stats{Pages: p.f.PageNo(), Images: len(p.images), Bytes: int64(buf.Len())}, nil
+	return p.stats(int64(buf.Len())), nil
 }
 
-// limitedBuffer collects output and fails once it grows past max bytes.
+// stats are the figures of the document as far as it got; p may be nil.
+func (p *pdfWriter) stats(bytes int64) Stats {
+	if p == nil {
+		return Stats{}
+	}
+	return Stats{Pages: p.f.PageNo(), Images: len(p.images), Bytes: bytes, Memory: p.mem.peak}
+}
+
+// limitedBuffer collects output and fails once it grows past max bytes,
+// or when its copies of the output exceed the render's memory budget.
 type limitedBuffer struct {
 	bytes.Buffer
-	max  int64
-	n    int64 // bytes offered, including refused ones
-	over bool
+	max    int64
+	n      int64 // bytes offered, including refused ones
+	over   bool
+	mem    *memoryMeter // nil: not counted
+	copies int64        // copies of the output held while it is written
+	err    error        // the memory budget was exceeded
 }
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
@@ -102,14 +131,21 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 		b.over = true
 		return 0, errOutputTooLarge
 	}
+	if b.mem != nil && b.err == nil {
+		b.err = b.mem.hold(int64(len(p)) * max(b.copies, 1))
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
 	return b.Buffer.Write(p)
 }
 
 var errOutputTooLarge = errors.New("output too large")
 
-// layoutPDF draws every page; pages is the "pages" value for headers and
-// footers, or nil to use fpdf's page-count alias.
-func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits Limits, created time.Time, pages any) (*pdfWriter, error) {
+// layoutPDF draws every page into *out; pages is the "pages" value, or nil
+// to use fpdf's page-count alias. *out is set as soon as the writer exists,
+// so the figures reached are known when a limit stops the layout.
+func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits Limits, created time.Time, pages any, out **pdfWriter) error {
 	doc := t.doc
 	orientation := "P"
 	if doc.orientation == "landscape" {
@@ -120,8 +156,8 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 		run:     newRun(ctx, limits),
 		t:       t,
 		f:       f,
-		headers: t.headers,
-		footers: t.footers,
+		headers: t.headerSections,
+		footers: t.footerSections,
 		m:       doc.margins,
 		pages:   pages,
 		images:  map[any]string{},
@@ -129,7 +165,11 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 		qrs:     map[string][][]bool{},
 		bars:    map[string][]bool{},
 	}
-	p.values = p.ev.env(values, 0)
+	*out = p
+	if n, ok := pages.(int); ok {
+		p.total = n
+	}
+	p.values = p.ev.env(values, 2)
 	p.pageW, p.pageH = f.GetPageSize()
 	p.contentW = p.pageW - p.m.left - p.m.right
 
@@ -145,47 +185,42 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 	f.SetCellMargin(0)
 	for _, s := range fpdfStyles {
 		if t.styles&s.bit != 0 {
-			f.AddUTF8FontFromBytes(fontFamily, s.name, t.engine.fonts[s.bit])
+			f.AddUTF8FontParsed(fontFamily, s.name, t.engine.fonts[s.bit])
 		}
 	}
-	if pages == nil && (len(p.headers) > 0 || len(p.footers) > 0) {
+	if pages == nil && t.usesPages {
 		f.AliasNbPages(pageCountAlias)
 		p.pages = pageCountAlias
 	}
+	// The body sees "page" (updated as pages start) and "pages" too.
+	p.values["pages"] = p.pages
 	f.SetFont(fontFamily, "", defaultFontSize)
 	if f.Err() {
-		return nil, fmt.Errorf("render: preparing PDF: %w", f.Error())
+		return fmt.Errorf("render: preparing PDF: %w", f.Error())
 	}
 
-	p.bottom = p.pageH - p.m.bottom
-	if len(p.footers) > 0 {
-		boxes, err := p.collectMarginal(p.footers, p.pageEnv(1))
-		if err != nil {
-			return nil, err
-		}
-		if h := min(seqHeight(boxes), p.maxMarginalHeight()); h > 0 {
-			p.bottom -= h + footerGap
-		}
-	}
 	f.SetHeaderFuncMode(p.header, false)
 	f.SetFooterFunc(p.footer)
 
 	if err := p.newPage(); err != nil {
-		return nil, err
+		return err
 	}
-	body := &bodySink{p: p}
+	p.body = &bodySink{p: p}
 	for _, s := range t.body {
 		err := p.walk(s.components, p.values, func(c *component, env map[string]any) error {
-			return p.layout(c, env, p.contentW, body)
+			return p.emitBody(c, env)
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if f.Err() {
-		return nil, fmt.Errorf("render: drawing PDF: %w", f.Error())
+	if err := p.endBody(); err != nil {
+		return err
 	}
-	return p, nil
+	if f.Err() {
+		return fmt.Errorf("render: drawing PDF: %w", f.Error())
+	}
+	return nil
 }
 
 // pageEnv is the environment of headers and footers: the values plus
@@ -206,7 +241,8 @@ func (p *pdfWriter) maxMarginalHeight() float64 {
 	return (p.pageH - p.m.top - p.m.bottom) / 3
 }
 
-// newPage starts a page, refusing to go past the page limit.
+// newPage starts a page, refusing to go past the page limit. The body
+// ends above the footer drawn on that page.
 func (p *pdfWriter) newPage() error {
 	if n := p.f.PageNo(); n >= p.limits.Pages {
 		return newLimitError(LimitPages, int64(n+1), int64(p.limits.Pages))
@@ -218,18 +254,75 @@ func (p *pdfWriter) newPage() error {
 	if p.err != nil {
 		return p.err
 	}
+	n := p.f.PageNo()
+	p.values["page"] = n
 	p.bodyTop = p.f.GetY()
 	p.y = p.bodyTop
+	p.pageEnd = p.bodyTop
+	h, err := p.footerHeight(n, p.total)
+	if err != nil {
+		return err
+	}
+	p.bottom = p.pageH - p.m.bottom - h
+	return nil
+}
+
+// marginals returns the components of the header or footer sections drawn
+// on page n of pages (0: not known).
+func marginals(secs []*section, n, pages int) []*component {
+	var out []*component
+	for _, s := range secs {
+		if s.shownOn(n, pages) {
+			out = append(out, s.components...)
+		}
+	}
+	return out
+}
+
+// footerHeight is the room the footer of page n takes above the bottom
+// margin, with the gap to the body.
+func (p *pdfWriter) footerHeight(n, pages int) (float64, error) {
+	list := marginals(p.footers, n, pages)
+	if len(list) == 0 {
+		return 0, nil
+	}
+	boxes, err := p.collectMarginal(list, p.pageEnv(n))
+	if err != nil {
+		return 0, err
+	}
+	if h := min(seqHeight(boxes), p.maxMarginalHeight()); h > 0 {
+		return h + footerGap, nil
+	}
+	return 0, nil
+}
+
+// endBody places what the body still holds back and makes sure the footer
+// of the last page has room: when the last page's footer (a section drawn
+// "on": "last") is taller than the body leaves free, it goes on a page of
+// its own.
+func (p *pdfWriter) endBody() error {
+	if err := p.body.flush(); err != nil {
+		return err
+	}
+	n := p.f.PageNo()
+	h, err := p.footerHeight(n, n)
+	if err != nil {
+		return err
+	}
+	if p.pageEnd > p.pageH-p.m.bottom-h+epsilon && p.pageEnd > p.bodyTop+epsilon {
+		return p.newPage()
+	}
 	return nil
 }
 
 // header draws the header sections at the top margin (fpdf callback).
 func (p *pdfWriter) header() {
 	p.f.SetY(p.m.top)
-	if p.err != nil || len(p.headers) == 0 {
+	list := marginals(p.headers, p.f.PageNo(), p.total)
+	if p.err != nil || len(list) == 0 {
 		return
 	}
-	boxes, err := p.collectMarginal(p.headers, p.pageEnv(p.f.PageNo()))
+	boxes, err := p.collectMarginal(list, p.pageEnv(p.f.PageNo()))
 	if err != nil {
 		p.err = err
 		return
@@ -245,10 +338,11 @@ func (p *pdfWriter) header() {
 
 // footer draws the footer sections so they end at the bottom margin (fpdf callback).
 func (p *pdfWriter) footer() {
-	if p.err != nil || len(p.footers) == 0 {
+	list := marginals(p.footers, p.f.PageNo(), p.total)
+	if p.err != nil || len(list) == 0 {
 		return
 	}
-	boxes, err := p.collectMarginal(p.footers, p.pageEnv(p.f.PageNo()))
+	boxes, err := p.collectMarginal(list, p.pageEnv(p.f.PageNo()))
 	if err != nil {
 		p.err = err
 		return
@@ -291,6 +385,7 @@ func (p *pdfWriter) split(text string, st textStyle, width float64) []string {
 
 // drawText draws one line of text in a cell of width w.
 func (p *pdfWriter) drawText(st textStyle, line string, x, y, w float64, align string) {
+	p.charge(int64(2*len(line)) + textOpBytes)
 	p.setFont(st)
 	p.f.SetTextColor(st.color[0], st.color[1], st.color[2])
 	p.f.SetXY(x, y)
@@ -330,4 +425,19 @@ func pdfText(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// Estimated bytes of PDF page content per drawing operation, counted
+// against the memory budget as pages are drawn.
+const (
+	textOpBytes = 96 // one line of text: position, font, colour, show
+	rectOpBytes = 40 // one rectangle
+)
+
+// charge counts page content against the memory budget; it is called
+// while drawing, so an exceeded budget is kept in p.err.
+func (p *pdfWriter) charge(n int64) {
+	if err := p.mem.hold(n); err != nil && p.err == nil {
+		p.err = err
+	}
 }

@@ -14,6 +14,16 @@ type box struct {
 	header    *box
 	first     bool
 	breakPage bool // a pageBreak: the next box starts a new page
+	// glue keeps the box on the page of the next one (widow and orphan
+	// control, keepTogether, a heading kept with what follows).
+	glue bool
+	// table is set on a table's body rows when the table draws continued
+	// rows at its page breaks; carried is the running subtotal before the
+	// row, and lastOfTable marks the table's last row, which needs no room
+	// for a continued row below it.
+	table       *tableFlow
+	carried     float64
+	lastOfTable bool
 }
 
 // clipped runs draw inside a clipping rectangle when clip is set.
@@ -25,11 +35,22 @@ func (p *pdfWriter) clipped(x, y, w, h float64, clip bool, draw func()) {
 	draw()
 }
 
-// collect lays components out into boxes without placing them.
+// collect lays components out into boxes without placing them. The boxes
+// of a component with keepTogether are glued, so a column that flows over
+// pages keeps them on one page.
 func (p *pdfWriter) collect(list []*component, env map[string]any, w float64) ([]*box, error) {
 	s := &collectSink{p: p, maxH: float64(p.limits.Pages+1) * p.pageH}
 	err := p.walk(list, env, func(c *component, env map[string]any) error {
-		return p.layout(c, env, w, s)
+		from := len(s.boxes)
+		if err := p.layout(c, env, w, s); err != nil {
+			return err
+		}
+		if c.keepTogether {
+			for _, b := range s.boxes[from:max(len(s.boxes)-1, from)] {
+				b.glue = true
+			}
+		}
+		return nil
 	})
 	return s.boxes, err
 }
@@ -94,24 +115,104 @@ type sink interface {
 	columns(cols [][]*box, xs []float64, w float64) error
 }
 
-// bodySink flows boxes onto the pages of the body.
-type bodySink struct{ p *pdfWriter }
+// bodySink flows boxes onto the pages of the body. Boxes glued to the
+// next are held back until the group is complete, then the group moves to
+// a new page as a whole when it does not fit on this one.
+type bodySink struct {
+	p    *pdfWriter
+	held []*box
+}
 
 func (s *bodySink) add(b *box) error {
+	if b.glue || len(s.held) > 0 {
+		s.held = append(s.held, b)
+		if b.glue {
+			return nil
+		}
+		return s.flush()
+	}
+	return s.place(b)
+}
+
+// flush places the boxes held back.
+func (s *bodySink) flush() error {
+	group := s.held
+	s.held = nil
+	if len(group) == 0 {
+		return nil
+	}
+	p := s.p
+	if len(group) > 1 && !p.fits(p.y, group) && seqHeight(group) <= p.bottom-p.bodyTop+epsilon {
+		if err := s.breakBefore(p.m.left, group[0]); err != nil {
+			return err
+		}
+	}
+	for _, b := range group {
+		if err := s.place(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// place draws b on this page, or on the next when it does not fit.
+func (s *bodySink) place(b *box) error {
 	p := s.p
 	if p.tryPlace(&p.y, p.m.left, b) {
 		return p.err
 	}
-	if err := p.newPage(); err != nil {
+	if err := s.breakBefore(p.m.left, b); err != nil {
 		return err
 	}
 	p.tryPlace(&p.y, p.m.left, b)
 	return p.err
 }
 
+// breakBefore ends the page before b: a table row that continues on the
+// next page first gets its "continued" row at the bottom of this one.
+func (s *bodySink) breakBefore(x float64, b *box) error {
+	p := s.p
+	if p.y > p.bodyTop+epsilon {
+		p.continuedBelow(x, p.y, b)
+	}
+	return p.newPage()
+}
+
+// continuedBelow draws the "continued" row of b's table at y when b is a
+// row of a table that breaks before it.
+func (p *pdfWriter) continuedBelow(x, y float64, b *box) {
+	if b.table != nil && !b.first && !b.breakPage {
+		b.table.drawRow(b.table.bottom, x, y, b.carried)
+		p.pageEnd = max(p.pageEnd, min(y+b.table.h, p.bottom))
+	}
+}
+
+// fits reports whether boxes placed one below the other from y fit above
+// the bottom of the body.
+func (p *pdfWriter) fits(y float64, boxes []*box) bool {
+	if len(boxes) == 0 {
+		return true
+	}
+	atTop := y <= p.bodyTop+epsilon
+	if !atTop {
+		y += boxes[0].before
+	}
+	h := seqHeight(boxes)
+	if b := boxes[0]; b.header != nil && !b.first && atTop {
+		h += b.header.h
+	}
+	if last := boxes[len(boxes)-1]; last.table != nil && !last.lastOfTable {
+		h += last.table.h
+	}
+	return atTop || y+h <= p.bottom+epsilon
+}
+
 // columns fills the columns page by page: each column takes boxes until one
-// does not fit, then all continue on a new page.
+// does not fit, then all continue on a new page. Glued boxes move together.
 func (s *bodySink) columns(cols [][]*box, xs []float64, _ float64) error {
+	if err := s.flush(); err != nil {
+		return err
+	}
 	p := s.p
 	next := make([]int, len(cols))
 	start := p.y
@@ -119,11 +220,29 @@ func (s *bodySink) columns(cols [][]*box, xs []float64, _ float64) error {
 		end, pending := start, false
 		for i, col := range cols {
 			y := start
-			for next[i] < len(col) && p.tryPlace(&y, p.m.left+xs[i], col[next[i]]) {
-				next[i]++
+			x := p.m.left + xs[i]
+			for next[i] < len(col) {
+				group := glued(col, next[i])
+				if len(group) > 1 && !p.fits(y, group) && seqHeight(group) <= p.bottom-p.bodyTop+epsilon {
+					break
+				}
+				placed := 0
+				for _, b := range group {
+					if !p.tryPlace(&y, x, b) {
+						break
+					}
+					placed++
+				}
+				next[i] += placed
+				if placed < len(group) {
+					break
+				}
 			}
 			if next[i] < len(col) {
 				pending = true
+				if y > p.bodyTop+epsilon {
+					p.continuedBelow(x, y, col[next[i]])
+				}
 			}
 			end = max(end, y)
 		}
@@ -141,9 +260,21 @@ func (s *bodySink) columns(cols [][]*box, xs []float64, _ float64) error {
 	}
 }
 
+// glued returns the group of boxes starting at col[i]: it and the boxes
+// glued to it.
+func glued(col []*box, i int) []*box {
+	j := i
+	for j < len(col)-1 && col[j].glue {
+		j++
+	}
+	return col[i : j+1]
+}
+
 // tryPlace draws b at *y if it fits above the bottom of the body, or
 // anyway (cut off at the bottom) when *y is the top of the page. It
-// reports whether b was placed and moves *y below it.
+// reports whether b was placed and moves *y below it. A table row keeps
+// room below it for the table's "continued" row, and a row that starts a
+// page gets the table's header and "continued" row above it.
 func (p *pdfWriter) tryPlace(y *float64, x float64, b *box) bool {
 	atTop := *y <= p.bodyTop+epsilon
 	if b.breakPage {
@@ -154,9 +285,16 @@ func (p *pdfWriter) tryPlace(y *float64, x float64, b *box) bool {
 		top += b.before
 	}
 	withHeader := b.header != nil && (b.first || atTop)
+	continuedAbove := b.table != nil && atTop && !b.first
 	need := b.h
 	if withHeader {
 		need += b.header.h
+	}
+	if continuedAbove {
+		need += b.table.h
+	}
+	if b.table != nil && !b.lastOfTable {
+		need += b.table.h // room for the continued row should the next row not fit
 	}
 	if top+need > p.bottom+epsilon && !atTop {
 		return false
@@ -165,9 +303,14 @@ func (p *pdfWriter) tryPlace(y *float64, x float64, b *box) bool {
 		b.header.draw(x, top)
 		top += b.header.h
 	}
+	if continuedAbove {
+		b.table.drawRow(b.table.top, x, top, b.carried)
+		top += b.table.h
+	}
 	if b.draw != nil {
 		p.clipped(x, top, b.w, p.bottom-top, top+b.h > p.bottom+epsilon, func() { b.draw(x, top) })
 	}
+	p.pageEnd = max(p.pageEnd, min(top+b.h, p.bottom))
 	*y = top + b.h + b.after
 	return true
 }

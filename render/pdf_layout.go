@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-pdf/fpdf"
+	"folio/render/internal/fpdf"
 )
 
 // layout evaluates one component instance and hands its boxes, laid out
@@ -14,9 +14,9 @@ import (
 func (p *pdfWriter) layout(c *component, env map[string]any, w float64, s sink) error {
 	switch e := c.elem.(type) {
 	case *textElement:
-		return p.layoutText(e.content, e.style, 0, textAfter, env, w, s)
+		return p.layoutText(e.content, e.style, 0, textAfter, lineGlue{e.orphans, e.widows, false}, env, w, s)
 	case *headingElement:
-		return p.layoutText(e.content, e.style, headingBefore, headingAfter, env, w, s)
+		return p.layoutText(e.content, e.style, headingBefore, headingAfter, lineGlue{maxWidows, maxWidows, e.keepWithNext}, env, w, s)
 	case *tableElement:
 		return p.layoutTable(c, e, env, w, s)
 	case *keyValueElement:
@@ -42,8 +42,24 @@ func (p *pdfWriter) layout(c *component, env map[string]any, w float64, s sink) 
 	return nil
 }
 
+// lineGlue says which lines of a paragraph stay on one page: at least
+// orphans lines before a page break and widows lines after it; keepNext
+// keeps the last line with what follows.
+type lineGlue struct {
+	orphans, widows int
+	keepNext        bool
+}
+
+// glued reports whether line i of n stays on the page of line i+1.
+func (g lineGlue) glued(i, n int) bool {
+	if i == n-1 {
+		return g.keepNext
+	}
+	return i < g.orphans-1 || i >= n-g.widows
+}
+
 // layoutText wraps text into one box per line.
-func (p *pdfWriter) layoutText(tt *textTemplate, st textStyle, before, after float64, env map[string]any, w float64, s sink) error {
+func (p *pdfWriter) layoutText(tt *textTemplate, st textStyle, before, after float64, g lineGlue, env map[string]any, w float64, s sink) error {
 	text, err := tt.render(p.ev, env)
 	if err != nil {
 		return err
@@ -55,7 +71,7 @@ func (p *pdfWriter) layoutText(tt *textTemplate, st textStyle, before, after flo
 	lines := p.split(text, st, w)
 	lh := lineHeight(st)
 	for i, line := range lines {
-		b := &box{w: w, h: lh, draw: func(x, y float64) { p.drawText(st, line, x, y, w, st.align) }}
+		b := &box{w: w, h: lh, glue: g.glued(i, len(lines)), draw: func(x, y float64) { p.drawText(st, line, x, y, w, st.align) }}
 		if i == 0 {
 			b.before = before
 		}
@@ -137,6 +153,9 @@ func (p *pdfWriter) addImage(key any, size int, register func(name string) error
 	if p.imgBytes > p.limits.Bytes {
 		return "", newLimitError(LimitBytes, p.imgBytes, p.limits.Bytes)
 	}
+	if err := p.mem.hold(int64(size)); err != nil {
+		return "", err
+	}
 	name := "i" + strconv.Itoa(len(p.images))
 	if register != nil {
 		if err := register(name); err != nil {
@@ -172,6 +191,9 @@ func (p *pdfWriter) layoutImage(c *component, e *imageElement, env map[string]an
 			return nil // a missing image draws nothing, like missing text
 		}
 		if img = p.decoded[src]; img == nil {
+			if err := p.mem.need(imageCost(src)); err != nil {
+				return err
+			}
 			if img, err = decodeDataURI(src, p.limits.Bytes); err != nil {
 				return contentError(c, "src", e.src, err)
 			}
@@ -179,6 +201,9 @@ func (p *pdfWriter) layoutImage(c *component, e *imageElement, env map[string]an
 		}
 	}
 	name, err := p.addImage(img.sum, len(img.data), func(name string) error {
+		if err := p.mem.need(embedCost(img)); err != nil {
+			return err
+		}
 		p.f.RegisterImageOptionsReader(name, fpdf.ImageOptions{ImageType: img.kind}, bytes.NewReader(img.data))
 		if p.f.Err() {
 			err := p.f.Error()
@@ -257,6 +282,7 @@ func (p *pdfWriter) layoutQR(c *component, e *qrElement, env map[string]any, w f
 				for c1 < len(row) && row[c1] {
 					c1++
 				}
+				p.charge(rectOpBytes)
 				p.f.Rect(x+off+float64(c0)*m, y+float64(r)*m, float64(c1-c0)*m, m, "F")
 				c0 = c1
 			}
@@ -310,6 +336,7 @@ func (p *pdfWriter) layoutBarcode(c *component, e *barcodeElement, env map[strin
 			for j < len(bits) && bits[j] {
 				j++
 			}
+			p.charge(rectOpBytes)
 			p.f.Rect(x0+float64(i)*mw, y, float64(j-i)*mw, e.height, "F")
 			i = j
 		}

@@ -17,7 +17,8 @@ var (
 
 // layoutTable lays out a table row by row; a row that starts a page gets
 // the header again, and a row only breaks over pages when it is taller
-// than a whole page.
+// than a whole page. Groups end with a subtotal row, totals come last, and
+// a table asked to draws "continued" rows where it breaks.
 func (p *pdfWriter) layoutTable(c *component, e *tableElement, env map[string]any, w float64, s sink) error {
 	items, err := evalRows(p.run, c, e, env)
 	if err != nil {
@@ -54,38 +55,206 @@ func (p *pdfWriter) layoutTable(c *component, e *tableElement, env map[string]an
 	if header != nil {
 		maxRow -= header.h
 	}
-	rowEnv := copyEnv(env, 2)
-	texts := make([]string, len(e.columns))
-	for i, item := range items {
-		if i&63 == 0 {
-			if err := p.ctx.Err(); err != nil {
+	groups, err := groupRows(p.run, e, env, items)
+	if err != nil {
+		return err
+	}
+	flow, err := p.newTableFlow(e, env, widths)
+	if err != nil {
+		return err
+	}
+	if flow != nil {
+		maxRow -= 2 * flow.h
+	}
+	maxRow = max(maxRow, 10)
+	// Boxes are handed on one behind, so the last one can be marked.
+	var prev *box
+	carried := 0.0
+	emit := func(boxes []*box) error {
+		for _, b := range boxes {
+			b.header, b.table, b.carried = header, flow, carried
+			if prev == nil {
+				b.first, b.before = true, tableBefore
+			} else if err := s.add(prev); err != nil {
 				return err
 			}
+			prev = b
 		}
-		rowEnv[e.as] = item
-		rowEnv[rowIndexName] = i
-		for j, col := range e.columns {
-			v, err := col.value.value(p.ev, rowEnv)
+		return nil
+	}
+	totals := newAggregates(e.columns)
+	rowEnv := copyEnv(env, 2)
+	texts := make([]string, len(e.columns))
+	n := 0
+	for _, g := range groups {
+		sub := newAggregates(e.columns)
+		for _, item := range g.items {
+			if n&63 == 0 {
+				if err := p.ctx.Err(); err != nil {
+					return err
+				}
+			}
+			rowEnv[e.as] = item
+			rowEnv[rowIndexName] = n
+			n++
+			for j, col := range e.columns {
+				v, err := col.value.value(p.ev, rowEnv)
+				if err != nil {
+					return err
+				}
+				texts[j] = pdfText(col.format.display(v))
+				if totals[j] != nil {
+					typed, _ := col.format.typed(v)
+					totals[j].add(typed)
+					sub[j].add(typed)
+				}
+			}
+			if err := emit(p.rowBoxes(texts, widths, e.style, aligns, e.bordered, false, maxRow)); err != nil {
+				return err
+			}
+			if e.carry != nil {
+				x, err := carryValue(p.run, c, e, rowEnv)
+				if err != nil {
+					return err
+				}
+				carried = roundSum(carried + x)
+			}
+		}
+		if e.groupBy != nil {
+			genv := copyEnv(env, 1)
+			genv[groupName] = g.key
+			label, err := e.subtotalLabel.render(p.ev, genv)
 			if err != nil {
 				return err
 			}
-			texts[j] = pdfText(col.format.display(v))
-		}
-		boxes := p.rowBoxes(texts, widths, e.style, aligns, e.bordered, false, maxRow)
-		for k, b := range boxes {
-			b.header = header
-			if i == 0 && k == 0 {
-				b.first, b.before = true, tableBefore
-			}
-			if i == len(items)-1 && k == len(boxes)-1 {
-				b.after = blockAfter
-			}
-			if err := s.add(b); err != nil {
+			if err := emit(p.totalBoxes(e, label, sub, widths, aligns, false, maxRow)); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
+	if e.hasTotals() {
+		label, err := e.totalLabel.render(p.ev, env)
+		if err != nil {
+			return err
+		}
+		if err := emit(p.totalBoxes(e, label, totals, widths, aligns, true, maxRow)); err != nil {
+			return err
+		}
+	}
+	prev.after, prev.lastOfTable = blockAfter, true
+	return s.add(prev)
+}
+
+// totalBoxes lays out a subtotal or total row: the label in the first
+// column without a total, each total in its column's format. The total row
+// looks like the header; subtotal rows are bold.
+func (p *pdfWriter) totalBoxes(e *tableElement, label string, aggs []*aggregate, widths []float64, aligns []string, grand bool, maxH float64) []*box {
+	texts := make([]string, len(e.columns))
+	for i, col := range e.columns {
+		if aggs[i] != nil {
+			texts[i] = pdfText(aggs[i].display(col.format))
+		}
+	}
+	if at := e.labelColumn(); at >= 0 {
+		texts[at] = pdfText(label)
+	}
+	st := e.style
+	st.bold = true
+	return p.rowBoxes(texts, widths, st, aligns, e.bordered, grand, maxH)
+}
+
+// tableFlow draws the "continued" rows of one table.
+type tableFlow struct {
+	p           *pdfWriter
+	e           *tableElement
+	env         map[string]any
+	widths      []float64
+	carryCol    int // -1: no running subtotal
+	bottom, top *textTemplate
+	st          textStyle
+	h           float64
+}
+
+// newTableFlow prepares the continued rows of a table, or returns nil when
+// it has none.
+func (p *pdfWriter) newTableFlow(e *tableElement, env map[string]any, widths []float64) (*tableFlow, error) {
+	if !e.continued() {
+		return nil, nil
+	}
+	st := e.style
+	st.italic = true
+	f := &tableFlow{p: p, e: e, env: copyEnv(env, 2), widths: widths, carryCol: e.carryColumn(),
+		bottom: e.continuedBottom, top: e.continuedTop, st: st, h: lineHeight(st) + 2*cellPadY}
+	// Check the labels now, so a broken one fails the render rather than a
+	// page break.
+	for _, tt := range []*textTemplate{f.bottom, f.top} {
+		if _, err := f.label(tt, 1, 0); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// label renders a continued row's label for a page and running subtotal.
+func (f *tableFlow) label(tt *textTemplate, page int, carried float64) (string, error) {
+	f.env["page"] = page
+	f.env[carriedName] = carried
+	return tt.render(f.p.ev, f.env)
+}
+
+// drawRow draws a continued row at (x, y): the label across the columns
+// before the running subtotal's column (or after it, when it is the first;
+// or across the table without one), the subtotal in its column's format.
+func (f *tableFlow) drawRow(tt *textTemplate, x, y, carried float64) {
+	p := f.p
+	text, err := f.label(tt, p.f.PageNo(), carried)
+	if err != nil {
+		if p.err == nil {
+			p.err = err
+		}
+		return
+	}
+	n := len(f.widths)
+	from, to := 0, n // columns the label spans
+	switch {
+	case f.carryCol > 0:
+		to = f.carryCol
+	case f.carryCol == 0:
+		from = 1
+	}
+	lx, lw := x, 0.0
+	for i, cw := range f.widths {
+		if i < from {
+			lx += cw
+		} else if i < to {
+			lw += cw
+		}
+	}
+	p.f.SetLineWidth(tableBorder)
+	p.f.SetDrawColor(tableLineColor[0], tableLineColor[1], tableLineColor[2])
+	if f.e.bordered && lw > 0 {
+		p.f.Rect(lx, y, lw, f.h, "D")
+	}
+	if lw > 0 {
+		pad := min(cellPadX, lw/6)
+		line := p.split(pdfText(text), f.st, lw-2*pad)[0]
+		p.drawText(f.st, line, lx+pad, y+cellPadY, lw-2*pad, "L")
+	}
+	cx := x
+	for i, cw := range f.widths {
+		if i < from || i >= to {
+			if f.e.bordered {
+				p.f.Rect(cx, y, cw, f.h, "D")
+			}
+			if i == f.carryCol {
+				col := f.e.columns[i]
+				pad := min(cellPadX, cw/6)
+				v := col.format.display(carried)
+				p.drawText(f.st, p.split(pdfText(v), f.st, cw-2*pad)[0], cx+pad, y+cellPadY, cw-2*pad, col.align)
+			}
+		}
+		cx += cw
+	}
 }
 
 // evalRows evaluates a table's rows expression to its elements.
@@ -139,6 +308,7 @@ func (p *pdfWriter) rowBoxes(texts []string, widths []float64, st textStyle, ali
 		to := min(from+per, lines)
 		h := float64(to-from)*lh + 2*cellPadY
 		boxes = append(boxes, &box{w: total, h: h, draw: func(x, y float64) {
+			p.charge(rectOpBytes * int64(len(widths)))
 			p.f.SetLineWidth(tableBorder)
 			p.f.SetDrawColor(tableLineColor[0], tableLineColor[1], tableLineColor[2])
 			p.f.SetFillColor(tableHeaderColor[0], tableHeaderColor[1], tableHeaderColor[2])

@@ -1,10 +1,12 @@
 package render
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -183,8 +185,17 @@ func DumpXLSX(tb testing.TB, data []byte) string {
 		if len(widths) > 0 {
 			fmt.Fprintf(&b, " widths=%s", strings.Join(widths, ","))
 		}
+		if ref := sheetXMLAttr(tb, data, sheetIndex(f, sheet), "autoFilter", "ref"); ref != "" {
+			fmt.Fprintf(&b, " autofilter=%s", ref)
+		}
+		if lvl := sheetXMLAttr(tb, data, sheetIndex(f, sheet), "sheetFormatPr", "outlineLevelRow"); lvl != "" {
+			fmt.Fprintf(&b, " outline=%s", lvl)
+		}
 		b.WriteString("\n")
 		for r, row := range rows {
+			if lvl, err := f.GetRowOutlineLevel(sheet, r+1); err == nil && lvl > 0 {
+				fmt.Fprintf(&b, "row %d level %d\n", r+1, lvl)
+			}
 			for c := range row {
 				ref, _ := excelize.CoordinatesToCellName(c+1, r+1)
 				b.WriteString(describeCell(tb, f, sheet, ref))
@@ -234,6 +245,9 @@ func describeCell(tb testing.TB, f *excelize.File, sheet, ref string) string {
 	if numFmt != "" {
 		attrs = append(attrs, "["+numFmt+"]")
 	}
+	if formula, err := f.GetCellFormula(sheet, ref); err == nil && formula != "" {
+		attrs = append(attrs, "="+formula)
+	}
 	if len(attrs) > 0 {
 		kind += " " + strings.Join(attrs, " ")
 	}
@@ -253,4 +267,36 @@ func MustRenderFormat(tb testing.TB, tpl *Template, input map[string]any, format
 		tb.Fatalf("Render %s: %v", format, err)
 	}
 	return buf.Bytes(), stats
+}
+
+// sheetIndex is the position (from 1) of a sheet in the workbook.
+func sheetIndex(f *excelize.File, sheet string) int {
+	for i, name := range f.GetSheetList() {
+		if name == sheet {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// sheetXMLAttr reads attribute attr of the first element named elem in the
+// XML of sheet n (xl/worksheets/sheetN.xml), straight from the package:
+// excelize has no getter for the autofilter or the outline level.
+func sheetXMLAttr(tb testing.TB, data []byte, n int, elem, attr string) string {
+	tb.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rc, err := zr.Open("xl/worksheets/sheet" + strconv.Itoa(n) + ".xml")
+	if err != nil {
+		return ""
+	}
+	defer rc.Close()
+	raw, _ := io.ReadAll(rc)
+	m := regexp.MustCompile(`<` + elem + `\b[^>]*\b` + attr + `="([^"]*)"`).FindSubmatch(raw)
+	if m == nil {
+		return ""
+	}
+	return string(m[1])
 }

@@ -31,10 +31,38 @@ const (
 )
 
 // section is a titled group of components; header and footer sections
-// repeat on every PDF page.
+// repeat on the PDF pages their "on" selects.
 type section struct {
 	id, name, role string
+	on             string // header and footer sections: onAll, onFirst, onLast, onNotFirst or onNotLast
 	components     []*component
+}
+
+// Pages a header or footer section is drawn on ("on").
+const (
+	onAll      = "all"
+	onFirst    = "first"
+	onLast     = "last"
+	onNotFirst = "notFirst"
+	onNotLast  = "notLast"
+)
+
+// shownOn reports whether a header or footer section is drawn on page n
+// of a document of pages pages (0 when the total is not known yet: then
+// no page is the last).
+func (s *section) shownOn(n, pages int) bool {
+	last := pages > 0 && n == pages
+	switch s.on {
+	case onFirst:
+		return n == 1
+	case onLast:
+		return last
+	case onNotFirst:
+		return n != 1
+	case onNotLast:
+		return !last
+	}
+	return true
 }
 
 // pageDimensions returns the page width and height in millimetres.
@@ -227,6 +255,10 @@ func (c *compiler) parseSection(path string, raw json.RawMessage) *section {
 	}
 	s.name, _ = c.str(o, path, "name")
 	s.role = c.oneOf(o, path, "role", roleBody, roleBody, roleHeader, roleFooter)
+	s.on = c.oneOf(o, path, "on", onAll, onAll, onFirst, onLast, onNotFirst, onNotLast)
+	if s.on != onAll && s.role == roleBody {
+		c.add(path+".on", "applies to header and footer sections only")
+	}
 	if !o.present("components") {
 		return s
 	}

@@ -14,16 +14,54 @@ type tableElement struct {
 	showHeader bool
 	bordered   bool
 	style      textStyle // cells; the header is the same style in bold
+	// continuedBottom and continuedTop are the rows drawn at the bottom and
+	// top of a page break inside the table; nil draws none.
+	continuedBottom, continuedTop *textTemplate
+	carry                         *expression // "carryForward": summed row by row, shown in the continued rows
+	groupBy                       *expression // rows with equal values form a group with a subtotal row
+	subtotalLabel, totalLabel     *textTemplate
+	autoFilter                    bool // XLSX: an autofilter on the header row
 }
+
+// Names the table's own templates see.
+const (
+	groupName   = "group"   // subtotalLabel: the group's value
+	carriedName = "carried" // continuedLabel: the running subtotal
+)
+
+// Default labels of the rows tables add.
+const (
+	defaultCarriedLabel  = "Carried forward"
+	defaultBroughtLabel  = "Brought forward"
+	defaultSubtotalLabel = "Subtotal {{ group }}"
+	defaultTotalLabel    = "Total"
+)
+
+// hasTotals reports whether any column asks for a total.
+func (e *tableElement) hasTotals() bool {
+	for _, col := range e.columns {
+		if col.total != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// continued reports whether the table draws continued rows at page breaks.
+func (e *tableElement) continued() bool { return e.continuedBottom != nil }
 
 // tableColumn is one table column.
 type tableColumn struct {
-	header *textTemplate
-	value  *textTemplate
-	width  float64 // millimetres; 0 shares the width left over
-	share  float64 // fraction of the table width, from a "25%" width
-	align  string  // "L", "C" or "R"
-	format cellFormat
+	header  *textTemplate
+	value   *textTemplate
+	width   float64 // millimetres; 0 shares the width left over
+	share   float64 // fraction of the table width, from a "25%" width
+	align   string  // "L", "C" or "R"
+	format  cellFormat
+	key     string       // names the column in formulas: {key}
+	source  string       // "formula" as written, resolved once every column is known
+	formula *cellFormula // XLSX: the cell's formula; its cached value is value
+	total   string       // "sum", "average", "count", "min" or "max"; "" for none
 }
 
 // Table defaults.
@@ -42,6 +80,16 @@ func (e *tableElement) refs() elementRefs {
 	if e.rows != nil {
 		r.exprs = append(r.exprs, e.rows)
 	}
+	for _, x := range []*expression{e.carry, e.groupBy} {
+		if x != nil {
+			r.exprs = append(r.exprs, x)
+		}
+	}
+	for _, tt := range []*textTemplate{e.continuedBottom, e.continuedTop, e.subtotalLabel, e.totalLabel} {
+		if tt != nil {
+			r.texts = append(r.texts, tt)
+		}
+	}
 	for _, col := range e.columns {
 		r.texts = append(r.texts, col.header, col.value)
 	}
@@ -49,7 +97,7 @@ func (e *tableElement) refs() elementRefs {
 }
 
 func parseTable(c *compiler, path string, props object, _ depth) element {
-	e := &tableElement{as: defaultRowName, showHeader: true, bordered: true}
+	e := &tableElement{as: defaultRowName, showHeader: true, bordered: true, autoFilter: true}
 	if src, ok := c.str(props, path, "rows"); ok {
 		e.rows = c.compileExpr(path+".rows", unwrapPlaceholder(src))
 	} else if !props.present("rows") {
@@ -96,6 +144,7 @@ func parseTable(c *compiler, path string, props object, _ depth) element {
 	if shares > 1.0001 {
 		c.add(path+".columns", "percentage widths add up to more than 100%%")
 	}
+	c.parseTableExtras(path, props, e)
 	return e
 }
 
@@ -121,6 +170,18 @@ func (c *compiler) parseColumn(path string, raw []byte) *tableColumn {
 		col.format = format
 	}
 	col.width, col.share = c.width(o, path, "width")
+	if key, ok := c.str(o, path, "key"); ok {
+		if msg := checkName(key); msg != "" {
+			c.add(path+".key", "%s", msg)
+		} else if key == "row" {
+			c.add(path+".key", "\"row\" is reserved: {row} is the row number in formulas")
+		}
+		col.key = key
+	}
+	if f, ok := c.str(o, path, "formula"); ok {
+		col.source = f
+	}
+	col.total = c.oneOf(o, path, "total", "", totalFuncs...)
 	col.align = "L"
 	if col.format.numeric() {
 		col.align = "R"

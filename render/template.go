@@ -21,10 +21,15 @@ type Template struct {
 	components int           // components in the schema
 	depth      depth         // deepest nesting, loop and condition levels
 	styles     fontStyle     // font styles the document can draw
-	// pagesInExpression is set when a header or footer uses "pages" inside a
-	// larger expression, so the total must be known before drawing (two passes);
-	// a bare {{pages}} is filled in by the PDF writer afterwards.
+	// headerSections and footerSections are drawn on the pages their "on" selects.
+	headerSections, footerSections []*section
+	// pagesInExpression is set when "pages" is read inside a larger expression
+	// or a header or footer is drawn only on the last page (or all but it), so
+	// the total must be known before drawing (several layout passes); a bare
+	// {{pages}} is filled in by the PDF writer afterwards.
 	pagesInExpression bool
+	// usesPages is set when anything reads "pages".
+	usesPages bool
 }
 
 // compiler collects everything Compile learns and every problem it finds.
@@ -76,11 +81,54 @@ func (e *Engine) Compile(def Definition) (t *Template, err error) {
 		depth:      c.depth,
 		styles:     c.styles | styleRegular,
 	}
-	t.headers = componentsOf(doc.sectionsWithRole(roleHeader))
-	t.footers = componentsOf(doc.sectionsWithRole(roleFooter))
+	t.headerSections = doc.sectionsWithRole(roleHeader)
+	t.footerSections = doc.sectionsWithRole(roleFooter)
+	t.headers = componentsOf(t.headerSections)
+	t.footers = componentsOf(t.footerSections)
 	t.body = doc.sectionsWithRole(roleBody)
-	t.pagesInExpression = componentsUsePages(t.headers) || componentsUsePages(t.footers)
+	all := componentsOf(doc.sections)
+	t.pagesInExpression = componentsUsePages(all)
+	t.usesPages = componentsRead(all, "pages")
+	for _, s := range append(t.headerSections[:len(t.headerSections):len(t.headerSections)], t.footerSections...) {
+		if s.on == onLast || s.on == onNotLast {
+			t.pagesInExpression = true
+		}
+	}
+	for _, s := range t.body {
+		for _, c := range s.components {
+			c.pageAware = componentsRead([]*component{c}, "page")
+		}
+	}
 	return t, nil
+}
+
+// componentsRead reports whether any of the components, or any component
+// inside them, reads name.
+func componentsRead(list []*component, name string) bool {
+	for _, c := range list {
+		for _, x := range []*expression{c.cond, c.each} {
+			if x != nil && contains(x.names, name) {
+				return true
+			}
+		}
+		refs := c.elem.refs()
+		for _, x := range refs.exprs {
+			if contains(x.names, name) {
+				return true
+			}
+		}
+		for _, tt := range refs.texts {
+			if tt.usesName(name) {
+				return true
+			}
+		}
+		for _, child := range refs.children {
+			if componentsRead(child, name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func componentsOf(sections []*section) []*component {
@@ -151,6 +199,14 @@ func (t *Template) Render(ctx context.Context, w io.Writer, format Format, value
 	if err := ctx.Err(); err != nil {
 		return Stats{}, err
 	}
+	if format != PDF && format != XLSX {
+		return Stats{}, fmt.Errorf("render: unsupported format %q", format)
+	}
+	release, err := t.engine.memory.acquire(ctx, limits.Memory)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer release()
 	switch format {
 	case PDF:
 		ctx, cancel := context.WithTimeout(ctx, limits.PDFTimeout)

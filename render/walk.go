@@ -13,10 +13,11 @@ type run struct {
 	limits     Limits
 	ev         *evaluator
 	iterations int
+	mem        memoryMeter
 }
 
 func newRun(ctx context.Context, limits Limits) *run {
-	return &run{ctx: ctx, limits: limits, ev: newEvaluator(limits)}
+	return &run{ctx: ctx, limits: limits, ev: newEvaluator(limits), mem: memoryMeter{budget: limits.Memory}}
 }
 
 // emitFunc draws one component instance in env.

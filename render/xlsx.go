@@ -36,10 +36,14 @@ const (
 
 // xcell is one spreadsheet cell before it is written.
 type xcell struct {
-	v     any // nil, string, float64, int, bool or time.Time
-	style xstyle
-	fit   int // display width in characters the column should fit; 0 ignores the cell
+	v       any // nil, string, float64, int, bool or time.Time; a formula's cached value
+	style   xstyle
+	fit     int          // display width in characters the column should fit; 0 ignores the cell
+	formula *cellFormula // a formula, resolved where the sheet places the cell
 }
+
+// empty reports whether the cell writes nothing.
+func (c xcell) empty() bool { return c.v == nil && c.formula == nil }
 
 // xstyle is a cell style; equal styles share one excelize style id.
 type xstyle struct {
@@ -48,6 +52,7 @@ type xstyle struct {
 	color        string // "RRGGBB"; "" is automatic
 	numFmt       string
 	header       bool
+	total        bool // a total row: a rule above
 	align        string
 	wrap         bool // text over several lines
 }
@@ -58,6 +63,12 @@ type rowSink interface {
 	// header is a table's header row; a sheet may freeze the rows above it.
 	header(r []xcell) error
 	pageBreak() error
+	// grouped writes a row at an outline level: 2 for the rows of a group,
+	// 1 for its subtotal row.
+	grouped(r []xcell, level int) error
+	// filter asks for an autofilter on the header row written last, over
+	// cols columns and the rows below it.
+	filter(cols, rows int)
 }
 
 // xlsxWriter writes one workbook.
@@ -73,19 +84,34 @@ type xlsxWriter struct {
 	sheet    *sheetWriter
 	baseName string // the body section's sheet name, for sheets after page breaks
 	parts    int    // sheets made from the current section
+	// outlines holds the deepest outline level of each sheet that has
+	// one, by the sheet's part name in the package.
+	outlines map[string]int
 }
 
 // sheetWriter writes one sheet through a StreamWriter.
 type sheetWriter struct {
-	x       *xlsxWriter
-	sw      *excelize.StreamWriter
-	cells   []excelize.Cell // reused for every row
-	vals    []any
-	pending [][]xcell
-	started bool
-	n       int   // rows so far
-	widths  []int // widest fitted cell per column
-	freeze  int   // row of the first table header, 0 for none
+	x          *xlsxWriter
+	sw         *excelize.StreamWriter
+	name       string          // the sheet's name
+	part       string          // the sheet's part name in the package
+	cells      []excelize.Cell // reused for every row
+	vals       []any
+	pending    []xrow
+	started    bool
+	n          int    // rows so far
+	widths     []int  // widest fitted cell per column
+	freeze     int    // row of the first table header, 0 for none
+	headerRow  int    // row of the last header written, 0 for none
+	autoFilter string // the autofilter's range, "" for none
+	level      int    // deepest outline level
+	bytes      int64  // estimated sheet XML held in memory
+}
+
+// xrow is a row held back before it is written.
+type xrow struct {
+	cells []xcell
+	level int
 }
 
 func (t *Template) renderXLSX(ctx context.Context, w io.Writer, values map[string]any, limits Limits, created time.Time) (stats Stats, err error) {
@@ -103,8 +129,10 @@ func (t *Template) renderXLSX(ctx context.Context, w io.Writer, values map[strin
 	if err := f.SetDocProps(&excelize.DocProperties{Creator: "Folio", Created: stamp, Modified: stamp}); err != nil {
 		return Stats{}, fmt.Errorf("render: workbook properties: %w", err)
 	}
-	x := &xlsxWriter{run: newRun(ctx, limits), t: t, f: f, styles: map[xstyle]int{}, names: map[string]bool{}}
-	env := x.ev.env(values, 0)
+	x := &xlsxWriter{run: newRun(ctx, limits), t: t, f: f, styles: map[xstyle]int{}, names: map[string]bool{}, outlines: map[string]int{}}
+	env := x.ev.env(values, 2)
+	// A workbook has no pages: templates that read them see one.
+	env["page"], env["pages"] = 1, 1
 	for _, s := range t.body {
 		name := s.name
 		if strings.TrimSpace(name) == "" {
@@ -131,34 +159,69 @@ func (t *Template) renderXLSX(ctx context.Context, w io.Writer, values map[strin
 			return Stats{}, err
 		}
 	}
-	buf := &limitedBuffer{max: limits.Bytes}
+	buf := &limitedBuffer{max: limits.Bytes, mem: &x.mem}
 	if err := f.Write(buf); err != nil {
 		if buf.over {
-			return Stats{}, newLimitError(LimitBytes, buf.n, limits.Bytes)
+			return x.stats(buf.n), newLimitError(LimitBytes, buf.n, limits.Bytes)
 		}
-		return Stats{}, fmt.Errorf("render: writing XLSX: %w", err)
+		if buf.err != nil {
+			return x.stats(buf.n), buf.err
+		}
+		return x.stats(0), fmt.Errorf("render: writing XLSX: %w", err)
 	}
 	if buf.over {
-		return Stats{}, newLimitError(LimitBytes, buf.n, limits.Bytes)
+		return x.stats(buf.n), newLimitError(LimitBytes, buf.n, limits.Bytes)
 	}
 	if err := ctx.Err(); err != nil {
 		return Stats{}, err
 	}
-	out, err := canonicalZip(buf.Bytes())
+	// The package is copied once more, into a fixed order.
+	if err := x.mem.hold(int64(buf.Len())); err != nil {
+		return x.stats(int64(buf.Len())), err
+	}
+	out, err := canonicalZip(buf.Bytes(), x.outlines)
 	if err != nil {
 		return Stats{}, fmt.Errorf("render: writing XLSX: %w", err)
 	}
 	if _, err := w.Write(out); err != nil {
 		return Stats{}, err
 	}
-	return Stats{Rows: x.rows, Sheets: x.sheets, Bytes: int64(len(out))}, nil
+	return x.stats(int64(len(out))), nil
+}
+
+// stats are the figures of the workbook as far as it got.
+func (x *xlsxWriter) stats(bytes int64) Stats {
+	return Stats{Rows: x.rows, Sheets: x.sheets, Bytes: bytes, Memory: x.mem.peak}
+}
+
+// sheetMemory is the most sheet XML excelize keeps in memory per sheet:
+// its StreamWriter moves the rest to a temporary file once 16 MB are
+// buffered, and the buffer keeps its capacity.
+const sheetMemory = 2 * excelize.StreamChunkSize
+
+// rowBytes estimates the sheet XML of one row.
+func rowBytes(r []xcell) int64 {
+	n := int64(32)
+	for _, c := range r {
+		if c.empty() {
+			continue
+		}
+		n += 40
+		if s, ok := c.v.(string); ok {
+			n += int64(len(s)) + int64(len(s))/8 // escapes
+		} else {
+			n += 24
+		}
+	}
+	return n
 }
 
 // canonicalZip rewrites a zip archive with its entries in a fixed order,
 // copying the compressed data as it is. excelize writes streamed sheets in
 // map order, so without this the same workbook could come out as
-// different bytes.
-func canonicalZip(data []byte) ([]byte, error) {
+// different bytes. Sheets with outlines get their outline level recorded
+// (outlines, by part name), which excelize's StreamWriter cannot write.
+func canonicalZip(data []byte, outlines map[string]int) ([]byte, error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return nil, err
@@ -178,7 +241,16 @@ func canonicalZip(data []byte) ([]byte, error) {
 	var out bytes.Buffer
 	out.Grow(len(data))
 	zw := zip.NewWriter(&out)
+	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
+		return flate.NewWriter(out, flate.BestSpeed)
+	})
 	for _, f := range files {
+		if level := outlines[f.Name]; level > 0 {
+			if err := copyWithOutline(zw, f, level); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		raw, err := f.OpenRaw()
 		if err != nil {
 			return nil, err
@@ -240,7 +312,8 @@ func (x *xlsxWriter) newSheet() error {
 		return fmt.Errorf("render: adding sheet: %w", err)
 	}
 	x.sheets++
-	x.sheet = &sheetWriter{x: x, sw: sw}
+	// excelize names the parts of new sheets by their position.
+	x.sheet = &sheetWriter{x: x, sw: sw, name: name, part: "xl/worksheets/sheet" + strconv.Itoa(x.sheets) + ".xml"}
 	return nil
 }
 
@@ -295,8 +368,22 @@ func truncateRunes(s string, n int) string {
 	return string([]rune(s)[:n])
 }
 
-func (s *sheetWriter) row(r []xcell) error    { return s.add(r, false) }
-func (s *sheetWriter) header(r []xcell) error { return s.add(r, true) }
+func (s *sheetWriter) row(r []xcell) error                { return s.add(r, false, 0) }
+func (s *sheetWriter) header(r []xcell) error             { return s.add(r, true, 0) }
+func (s *sheetWriter) grouped(r []xcell, level int) error { return s.add(r, false, level) }
+
+// filter sets the sheet's autofilter (a sheet has one) on the header row
+// written last, unless an earlier table has it.
+func (s *sheetWriter) filter(cols, rows int) {
+	if s.autoFilter != "" || s.headerRow == 0 || cols < 1 || rows < 1 {
+		return
+	}
+	last, err := excelize.ColumnNumberToName(cols)
+	if err != nil {
+		return
+	}
+	s.autoFilter = "A" + strconv.Itoa(s.headerRow) + ":" + last + strconv.Itoa(s.headerRow+rows)
+}
 
 // pageBreak ends the sheet and continues on a new one.
 func (s *sheetWriter) pageBreak() error {
@@ -310,7 +397,7 @@ func (s *sheetWriter) pageBreak() error {
 }
 
 // add checks a row against the limits and writes or holds it.
-func (s *sheetWriter) add(r []xcell, header bool) error {
+func (s *sheetWriter) add(r []xcell, header bool, level int) error {
 	x := s.x
 	x.rows++
 	if x.rows > x.limits.Rows {
@@ -320,11 +407,15 @@ func (s *sheetWriter) add(r []xcell, header bool) error {
 		return err
 	}
 	s.n++
+	if header {
+		s.headerRow = s.n
+	}
 	if header && s.freeze == 0 && s.n <= freezeWithin && !s.started {
 		s.freeze = s.n
 	}
+	s.level = max(s.level, level)
 	if s.started {
-		return s.write(s.n, r)
+		return s.write(s.n, r, level)
 	}
 	for i, c := range r {
 		if c.fit > 0 {
@@ -334,7 +425,7 @@ func (s *sheetWriter) add(r []xcell, header bool) error {
 			s.widths[i] = max(s.widths[i], c.fit)
 		}
 	}
-	s.pending = append(s.pending, r)
+	s.pending = append(s.pending, xrow{r, level})
 	if len(s.pending) >= sampleRows {
 		return s.start()
 	}
@@ -383,7 +474,7 @@ func (s *sheetWriter) start() error {
 		}
 	}
 	for i, r := range s.pending {
-		if err := s.write(i+1, r); err != nil {
+		if err := s.write(i+1, r.cells, r.level); err != nil {
 			return err
 		}
 	}
@@ -391,9 +482,9 @@ func (s *sheetWriter) start() error {
 	return nil
 }
 
-// write streams row n (from 1).
-func (s *sheetWriter) write(n int, r []xcell) error {
-	if len(r) == 0 {
+// write streams row n (from 1) at an outline level.
+func (s *sheetWriter) write(n int, r []xcell, level int) error {
+	if len(r) == 0 && level == 0 {
 		return nil
 	}
 	if n&255 == 0 {
@@ -408,7 +499,7 @@ func (s *sheetWriter) write(n int, r []xcell) error {
 	vals := s.vals[:len(r)]
 	for i, c := range r {
 		vals[i] = nil
-		if c.v == nil {
+		if c.empty() {
 			continue
 		}
 		id, err := s.x.styleID(c.style)
@@ -416,9 +507,23 @@ func (s *sheetWriter) write(n int, r []xcell) error {
 			return err
 		}
 		s.cells[i] = excelize.Cell{StyleID: id, Value: c.v}
+		if c.formula != nil {
+			s.cells[i].Formula = c.formula.resolve(i+1, n)
+		}
 		vals[i] = &s.cells[i]
 	}
-	if err := s.sw.SetRow("A"+strconv.Itoa(n), vals); err != nil {
+	if s.bytes < sheetMemory {
+		n := min(rowBytes(r), sheetMemory-s.bytes)
+		s.bytes += n
+		if err := s.x.mem.hold(n); err != nil {
+			return err
+		}
+	}
+	var opts []excelize.RowOpts
+	if level > 0 {
+		opts = append(opts, excelize.RowOpts{OutlineLevel: level})
+	}
+	if err := s.sw.SetRow("A"+strconv.Itoa(n), vals, opts...); err != nil {
 		return fmt.Errorf("render: writing row: %w", err)
 	}
 	return nil
@@ -430,6 +535,15 @@ func (s *sheetWriter) finish() error {
 		if err := s.start(); err != nil {
 			return err
 		}
+	}
+	if s.autoFilter != "" {
+		// Set on the sheet excelize streams, before Flush writes it out.
+		if err := s.x.f.AutoFilter(s.name, s.autoFilter, nil); err != nil {
+			return fmt.Errorf("render: autofilter: %w", err)
+		}
+	}
+	if s.level > 0 {
+		s.x.outlines[s.part] = s.level
 	}
 	if err := s.sw.Flush(); err != nil {
 		return fmt.Errorf("render: writing sheet: %w", err)
@@ -457,6 +571,9 @@ func (x *xlsxWriter) styleID(st xstyle) (int, error) {
 		style.Fill = excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"EEEEEE"}}
 		style.Border = []excelize.Border{{Type: "bottom", Color: "888888", Style: 1}}
 	}
+	if st.total {
+		style.Border = append(style.Border, excelize.Border{Type: "top", Color: "888888", Style: 1})
+	}
 	if st.align != "" || st.wrap {
 		style.Alignment = &excelize.Alignment{Horizontal: map[string]string{"C": "center", "R": "right"}[st.align], WrapText: st.wrap}
 	}
@@ -466,4 +583,53 @@ func (x *xlsxWriter) styleID(st xstyle) (int, error) {
 	}
 	x.styles[st] = id
 	return id, nil
+}
+
+// copyWithOutline copies a sheet's part into zw with its outline level
+// (sheetFormatPr outlineLevelRow), which spreadsheet applications read to
+// draw the outline's level buttons.
+func copyWithOutline(zw *zip.Writer, f *zip.File, level int) error {
+	rc, err := f.Open()
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		return err
+	}
+	data = withOutlineLevel(data, level)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: f.Name, Method: zip.Deflate, Modified: f.Modified})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+// withOutlineLevel records the outline level in a sheet's XML.
+func withOutlineLevel(sheet []byte, level int) []byte {
+	end := bytes.Index(sheet, []byte("<sheetData"))
+	if end < 0 {
+		return sheet
+	}
+	head := sheet[:end]
+	attr := ` outlineLevelRow="` + strconv.Itoa(level) + `"`
+	var out bytes.Buffer
+	out.Grow(len(sheet) + 64)
+	if i := bytes.Index(head, []byte("<sheetFormatPr")); i >= 0 {
+		i += len("<sheetFormatPr")
+		out.Write(sheet[:i])
+		out.WriteString(attr)
+		out.Write(sheet[i:])
+		return out.Bytes()
+	}
+	at := end
+	if i := bytes.Index(head, []byte("<cols>")); i >= 0 {
+		at = i
+	}
+	out.Write(sheet[:at])
+	out.WriteString(`<sheetFormatPr defaultRowHeight="15"` + attr + `/>`)
+	out.Write(sheet[at:])
+	return out.Bytes()
 }

@@ -99,6 +99,10 @@ func displayWidth(s string) int {
 	return max(w, 1)
 }
 
+// tableRows writes a table: its header, one row per element (grouped,
+// with a subtotal row per group), and its total row. Formulas and totals
+// become spreadsheet formulas with the values the PDF shows as their
+// cached results.
 func (x *xlsxWriter) tableRows(c *component, e *tableElement, env map[string]any, out rowSink) error {
 	items, err := evalRows(x.run, c, e, env)
 	if err != nil {
@@ -125,33 +129,105 @@ func (x *xlsxWriter) tableRows(c *component, e *tableElement, env map[string]any
 			return err
 		}
 	}
+	groups, err := groupRows(x.run, e, env, items)
+	if err != nil {
+		return err
+	}
+	level := 0
+	if e.groupBy != nil {
+		level = 2
+	}
+	totals := newAggregates(e.columns)
 	rowEnv := copyEnv(env, 2)
-	for i, item := range items {
-		if i&63 == 0 {
-			if err := x.ctx.Err(); err != nil {
+	written, n := 0, 0 // rows below the header; elements so far
+	for _, g := range groups {
+		sub := newAggregates(e.columns)
+		for _, item := range g.items {
+			if n&63 == 0 {
+				if err := x.ctx.Err(); err != nil {
+					return err
+				}
+			}
+			rowEnv[e.as] = item
+			rowEnv[rowIndexName] = n
+			n++
+			fit := needsFit(out)
+			cells := make([]xcell, len(e.columns))
+			for j, col := range e.columns {
+				v, err := col.value.value(x.ev, rowEnv)
+				if err != nil {
+					return err
+				}
+				st := base
+				if col.align != "L" && !col.format.numeric() {
+					st.align = col.align
+				}
+				cells[j] = typedCell(v, col.format, st, fit)
+				cells[j].formula = col.formula
+				if totals[j] != nil {
+					totals[j].add(cells[j].v)
+					sub[j].add(cells[j].v)
+				}
+			}
+			if err := out.grouped(cells, level); err != nil {
 				return err
 			}
+			written++
 		}
-		rowEnv[e.as] = item
-		rowEnv[rowIndexName] = i
-		fit := needsFit(out)
-		cells := make([]xcell, len(e.columns))
-		for j, col := range e.columns {
-			v, err := col.value.value(x.ev, rowEnv)
+		if e.groupBy != nil {
+			genv := copyEnv(env, 1)
+			genv[groupName] = g.key
+			label, err := e.subtotalLabel.render(x.ev, genv)
 			if err != nil {
 				return err
 			}
 			st := base
-			if col.align != "L" && !col.format.numeric() {
-				st.align = col.align
+			st.bold = true
+			if err := out.grouped(x.totalCells(e, label, sub, len(g.items), st), 1); err != nil {
+				return err
 			}
-			cells[j] = typedCell(v, col.format, st, fit)
+			written++
 		}
-		if err := out.row(cells); err != nil {
+	}
+	if e.showHeader && e.autoFilter {
+		out.filter(len(e.columns), written)
+	}
+	if e.hasTotals() && n > 0 {
+		label, err := e.totalLabel.render(x.ev, env)
+		if err != nil {
+			return err
+		}
+		st := base
+		st.bold, st.total = true, true
+		if err := out.row(x.totalCells(e, label, totals, written, st)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// totalCells is a subtotal or total row: the label in the first column
+// without a total, and in every column with one a SUBTOTAL formula over
+// the span rows above it, with the total as its cached value.
+func (x *xlsxWriter) totalCells(e *tableElement, label string, aggs []*aggregate, span int, st xstyle) []xcell {
+	cells := make([]xcell, len(e.columns))
+	for i, col := range e.columns {
+		a := aggs[i]
+		if a == nil {
+			continue
+		}
+		format := col.format
+		if a.fn == "count" {
+			format = cellFormat{}
+		}
+		cells[i] = typedCell(a.value(), format, st, false)
+		cells[i].formula = subtotalFormula(a.fn, span)
+	}
+	if at := e.labelColumn(); at >= 0 {
+		label = xlsxText(label)
+		cells[at] = xcell{v: label, style: st, fit: displayWidth(label)}
+	}
+	return cells
 }
 
 func (x *xlsxWriter) keyValueRows(e *keyValueElement, env map[string]any, out rowSink) error {
@@ -194,8 +270,10 @@ func (r *rowCollector) row(cells []xcell) error {
 	return nil
 }
 
-func (r *rowCollector) header(cells []xcell) error { return r.row(cells) }
-func (r *rowCollector) pageBreak() error           { return nil }
+func (r *rowCollector) header(cells []xcell) error         { return r.row(cells) }
+func (r *rowCollector) pageBreak() error                   { return nil }
+func (r *rowCollector) grouped(cells []xcell, _ int) error { return r.row(cells) }
+func (r *rowCollector) filter(int, int)                    {}
 
 // columnRows lays columns side by side: each column's rows become cells
 // next to the previous column's, one empty column apart.
@@ -242,7 +320,7 @@ func (x *xlsxWriter) columnRows(e *columnsElement, env map[string]any, out rowSi
 
 // trimRow drops empty cells at the end of a row.
 func trimRow(r []xcell) []xcell {
-	for len(r) > 0 && r[len(r)-1].v == nil {
+	for len(r) > 0 && r[len(r)-1].empty() {
 		r = r[:len(r)-1]
 	}
 	return r

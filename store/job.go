@@ -15,7 +15,7 @@ var _ app.JobStore = (*DB)(nil)
 
 const jobCols = `id, team_id, template_id, batch_id, status, format, filename, metadata, variables, priority, error, error_code,
 	error_info, file_path, file_size, api_key_id, created_by, attempts, created_at, started_at, completed_at, expires_at, duration_ms,
-	template_version`
+	template_version, request_id`
 
 func scanJob(row scanner) (*app.Job, error) {
 	var j app.Job
@@ -24,7 +24,7 @@ func scanJob(row scanner) (*app.Job, error) {
 	var started, completed, expires, duration, version sql.NullInt64
 	err := row.Scan(&j.ID, &j.TeamID, &j.TemplateID, &j.BatchID, &j.Status, &j.Format, &j.Filename, &meta, &vars, &j.Priority,
 		&j.Error, &j.ErrorCode, &info, &j.FilePath, &j.FileSize, &j.APIKeyID, &j.CreatedBy, &j.Attempts, &created,
-		&started, &completed, &expires, &duration, &version)
+		&started, &completed, &expires, &duration, &version, &j.RequestID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrNotFound(app.ECodeJobNotFound, "job")
 	} else if err != nil {
@@ -70,7 +70,7 @@ func (db *DB) CreateJobs(ctx context.Context, charge *app.Charge, jobs ...*app.J
 }
 
 func insertJobs(ctx context.Context, tx *sql.Tx, jobs []*app.Job) error {
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func insertJobs(ctx context.Context, tx *sql.Tx, jobs []*app.Job) error {
 		if _, err := stmt.ExecContext(ctx, j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
 			nullJSON(j.Metadata), nullJSON(j.Variables), j.Priority, j.Error, j.ErrorCode, info, j.FilePath, j.FileSize,
 			j.APIKeyID, j.CreatedBy, j.Attempts, ms(j.CreatedAt), msPtr(j.StartedAt), msPtr(j.CompletedAt), msPtr(j.ExpiresAt), j.DurationMS,
-			j.TemplateVersion); err != nil {
+			j.TemplateVersion, j.RequestID); err != nil {
 			return err
 		}
 	}

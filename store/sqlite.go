@@ -30,7 +30,11 @@ type DB struct {
 }
 
 // Open opens (creating when needed) and migrates the database at path.
-func Open(ctx context.Context, path string) (*DB, error) {
+func Open(ctx context.Context, path string) (*DB, error) { return open(ctx, path, "") }
+
+// open opens the database and applies the migrations up to and including
+// the file named upTo ("": all); tests build older schemas with it.
+func open(ctx context.Context, path, upTo string) (*DB, error) {
 	dsn := func(extra string) string {
 		q := url.Values{}
 		for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(NORMAL)"} {
@@ -51,7 +55,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	r.SetMaxOpenConns(8)
 	db := &DB{Path: path, write: w, read: r}
-	if err := db.migrate(ctx); err != nil {
+	if err := db.migrate(ctx, upTo); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
@@ -65,7 +69,7 @@ func (db *DB) Close() error {
 
 // migrate applies every embedded migration not yet recorded, each in its own
 // transaction. Migrations only move forward and are never edited once landed.
-func (db *DB) migrate(ctx context.Context) error {
+func (db *DB) migrate(ctx context.Context, upTo string) error {
 	if _, err := db.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
 		return err
 	}
@@ -75,6 +79,9 @@ func (db *DB) migrate(ctx context.Context) error {
 	}
 	sort.Strings(names)
 	for _, name := range names {
+		if upTo != "" && name > upTo {
+			break
+		}
 		if err := db.migrateFile(ctx, name); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}

@@ -101,8 +101,8 @@ func (db *DB) DeleteSubscription(ctx context.Context, teamID, id string) error {
 
 func insertEvents(ctx context.Context, tx *sql.Tx, events []*app.Event) error {
 	for _, e := range events {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, team_id, type, payload, created_at) VALUES (?, ?, ?, ?, ?)`,
-			e.ID, e.TeamID, e.Type, string(e.Payload), ms(e.CreatedAt)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, team_id, type, payload, created_at, request_id) VALUES (?, ?, ?, ?, ?, ?)`,
+			e.ID, e.TeamID, e.Type, string(e.Payload), ms(e.CreatedAt), e.RequestID); err != nil {
 			return err
 		}
 	}
@@ -139,9 +139,9 @@ func (db *DB) DispatchEvent(ctx context.Context, e *app.Event, maxAttempts int, 
 		rows.Close()
 		for _, s := range subs {
 			d := &app.Delivery{ID: app.NewID("dlv"), EventID: e.ID, Event: e.Type, Status: app.DeliveryPending, MaxAttempts: maxAttempts,
-				CreatedAt: now, SubscriptionID: s.ID, TeamID: e.TeamID, Payload: e.Payload}
-			res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO webhook_deliveries (id, subscription_id, team_id, event_id, event, payload, status, max_attempts, created_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.ID, d.SubscriptionID, d.TeamID, d.EventID, d.Event, string(d.Payload), d.Status, d.MaxAttempts, ms(now))
+				CreatedAt: now, SubscriptionID: s.ID, TeamID: e.TeamID, Payload: e.Payload, RequestID: e.RequestID}
+			res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO webhook_deliveries (id, subscription_id, team_id, event_id, event, payload, status, max_attempts, created_at, request_id)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.ID, d.SubscriptionID, d.TeamID, d.EventID, d.Event, string(d.Payload), d.Status, d.MaxAttempts, ms(now), d.RequestID)
 			if err != nil {
 				return err
 			}
@@ -157,7 +157,7 @@ func (db *DB) DispatchEvent(ctx context.Context, e *app.Event, maxAttempts int, 
 
 // UndispatchedEvents lists events not yet turned into deliveries.
 func (db *DB) UndispatchedEvents(ctx context.Context, limit int) ([]*app.Event, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT id, team_id, type, payload, created_at FROM events WHERE dispatched = 0 ORDER BY created_at LIMIT ?`, limit)
+	rows, err := db.read.QueryContext(ctx, `SELECT id, team_id, type, payload, created_at, request_id FROM events WHERE dispatched = 0 ORDER BY created_at LIMIT ?`, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func (db *DB) UndispatchedEvents(ctx context.Context, limit int) ([]*app.Event, 
 		var e app.Event
 		var payload string
 		var created int64
-		if err := rows.Scan(&e.ID, &e.TeamID, &e.Type, &payload, &created); err != nil {
+		if err := rows.Scan(&e.ID, &e.TeamID, &e.Type, &payload, &created, &e.RequestID); err != nil {
 			return nil, err
 		}
 		e.Payload, e.CreatedAt = []byte(payload), fromMS(created)
@@ -177,7 +177,7 @@ func (db *DB) UndispatchedEvents(ctx context.Context, limit int) ([]*app.Event, 
 }
 
 const deliveryCols = `id, subscription_id, team_id, event_id, event, payload, status, attempts, max_attempts, status_code, response_time_ms,
-	error, attempted_at, next_retry_at, created_at`
+	error, attempted_at, next_retry_at, created_at, request_id`
 
 func scanDelivery(row scanner) (*app.Delivery, error) {
 	var d app.Delivery
@@ -185,7 +185,7 @@ func scanDelivery(row scanner) (*app.Delivery, error) {
 	var code, rt, attempted, next sql.NullInt64
 	var created int64
 	err := row.Scan(&d.ID, &d.SubscriptionID, &d.TeamID, &d.EventID, &d.Event, &payload, &d.Status, &d.Attempts, &d.MaxAttempts,
-		&code, &rt, &d.Error, &attempted, &next, &created)
+		&code, &rt, &d.Error, &attempted, &next, &created, &d.RequestID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrNotFound(app.ECodeDeliveryNotFound, "delivery")
 	} else if err != nil {
@@ -205,8 +205,8 @@ func scanDelivery(row scanner) (*app.Delivery, error) {
 
 // CreateDelivery inserts a delivery made outside dispatch.
 func (db *DB) CreateDelivery(ctx context.Context, d *app.Delivery) error {
-	_, err := db.write.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, subscription_id, team_id, event_id, event, payload, status, max_attempts, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.ID, d.SubscriptionID, d.TeamID, d.EventID, d.Event, string(d.Payload), d.Status, d.MaxAttempts, ms(d.CreatedAt))
+	_, err := db.write.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, subscription_id, team_id, event_id, event, payload, status, max_attempts, created_at, request_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.ID, d.SubscriptionID, d.TeamID, d.EventID, d.Event, string(d.Payload), d.Status, d.MaxAttempts, ms(d.CreatedAt), d.RequestID)
 	return err
 }
 

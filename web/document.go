@@ -8,7 +8,8 @@ import (
 	"folio/app"
 )
 
-// handleGenerate serves POST /api/v1/documents/generate[?async=true].
+// handleGenerate serves POST /api/v1/documents/generate[?async=true][?dryRun=true].
+// A dry run answers the checks and predicted figures and records nothing.
 func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request) error {
 	var in app.GenerateInput
 	if err := decode(r, &in); err != nil {
@@ -17,6 +18,16 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request) error {
 	async, err := boolQuery(r, "async")
 	if err != nil {
 		return err
+	}
+	if dry, err := boolQuery(r, "dryRun"); err != nil {
+		return err
+	} else if dry != nil && *dry {
+		d, err := s.Documents.DryRun(r.Context(), in)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, d)
+		return nil
 	}
 	j, err := s.Documents.Generate(r.Context(), in, async != nil && *async)
 	if err != nil {
@@ -76,11 +87,21 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// handleGenerateBatch serves POST /api/v1/documents/generate/batch.
+// handleGenerateBatch serves POST /api/v1/documents/generate/batch[?dryRun=true].
 func (s *Server) handleGenerateBatch(w http.ResponseWriter, r *http.Request) error {
 	var in app.BatchInput
 	if err := decode(r, &in); err != nil {
 		return err
+	}
+	if dry, err := boolQuery(r, "dryRun"); err != nil {
+		return err
+	} else if dry != nil && *dry {
+		d, err := s.Documents.DryRunBatch(r.Context(), in)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, d)
+		return nil
 	}
 	b, err := s.Documents.GenerateBatch(r.Context(), in)
 	if err != nil {

@@ -98,6 +98,7 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 		e = &app.Error{Code: app.ECodeInternal, Message: "internal server error"}
 	}
 	status := statusOf(e.Code)
+	info(r.Context()).code = e.Code
 	env := envelope{StatusCode: status, Code: e.Code, Message: e.Message, Timestamp: time.Now().UTC().Format(time.RFC3339Nano),
 		Path: r.URL.Path, RelatedInfo: e.Info}
 	if status == http.StatusTooManyRequests {

@@ -17,6 +17,8 @@ import (
 type reqInfo struct {
 	id     string
 	teamID string
+	route  string // the matched route pattern ("" when none matched)
+	code   string // the error code written, if any
 }
 
 type reqInfoKey struct{}
@@ -68,7 +70,8 @@ func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
 		ri := &reqInfo{id: id}
 		w.Header().Set("X-Request-Id", id)
 		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, ri)))
+		ctx := app.WithRequestID(context.WithValue(r.Context(), reqInfoKey{}, ri), id) // jobs and webhooks log it too
+		next.ServeHTTP(sw, r.WithContext(ctx))
 		logger.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "bytes", sw.bytes,
 			"duration_ms", float64(time.Since(start).Microseconds())/1000, "team", ri.teamID, "request_id", id)
 	})
@@ -158,11 +161,19 @@ const (
 	public  access = iota // no authentication
 	jwtOnly               // dashboard login only
 	anyAuth               // JWT or API key
+	probe                 // health probes: no authentication, never rate limited
+	opsOnly               // metrics and profiles: --metrics-token, else loopback clients (web/ops.go)
 )
 
 // authenticate resolves the caller for routes that need one and applies the
 // rate limit: per team for authenticated calls, per client IP otherwise.
 func (s *Server) authenticate(level access, class string, next http.Handler) http.Handler {
+	switch level {
+	case probe:
+		return next
+	case opsOnly:
+		return s.operatorOnly(next)
+	}
 	if level == public {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if err := s.Rates.limitByIP(w, r, class); err != nil {

@@ -1,6 +1,11 @@
 package web
 
-import "folio/app"
+import (
+	"net/http"
+
+	"folio/app"
+	"folio/web/dashboard"
+)
 
 // routes lists every route: METHOD /path, who may call it, and its handler.
 func (s *Server) routes() {
@@ -137,4 +142,37 @@ func (s *Server) routes() {
 	s.handle("POST /api/v1/webhook-subscriptions/{id}/test", anyAuth, s.handleTestSubscription)
 	s.handle("GET /api/v1/webhook-subscriptions/{id}/deliveries", anyAuth, s.handleListDeliveries)
 	s.handle("POST /api/v1/webhook-subscriptions/{id}/deliveries/{deliveryId}/retry", anyAuth, s.handleRetryDelivery)
+
+	// Operations (web/ops.go): the API description, probes, metrics, profiles.
+	s.handle("GET /api/openapi.json", public, s.handleOpenAPI)
+	s.handle("GET /healthz", probe, s.handleHealthz)
+	s.handle("GET /readyz", probe, s.handleReadyz)
+	s.handle("GET /metrics", opsOnly, s.handleMetrics)
+	s.handle("GET /debug/pprof/", opsOnly, s.handlePprof)
+
+	// Dashboard (web/dashboard): HTML pages signed in with a session cookie,
+	// not bearer tokens, so it is mounted beside the API's middleware.
+	if s.Dashboard != nil {
+		d := s.limitSignIn(s.Dashboard)
+		for _, p := range dashboard.Patterns {
+			s.mux.Handle(p, d)
+		}
+	}
+}
+
+// limitSignIn counts the dashboard's unauthenticated form posts (log in,
+// two-factor code, sign up) against the same per-IP budget as the API's
+// public routes; the rest of the dashboard acts as a signed-in user.
+func (s *Server) limitSignIn(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && (r.URL.Path == "/app/login" || r.URL.Path == "/app/login/2fa" || r.URL.Path == "/app/signup") {
+			if err := s.Rates.limitByIP(w, r, app.ClassOther); err != nil {
+				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+				w.WriteHeader(http.StatusTooManyRequests)
+				w.Write([]byte("Too many attempts from your address. Wait a minute, then go back and try again.\n"))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }

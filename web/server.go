@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"folio/app"
@@ -27,15 +28,30 @@ type Server struct {
 	Logger    *slog.Logger
 	// Rates is nil when rate limiting is off.
 	Rates *RateLimits
+	// ReadHeaderTimeout and ReadTimeout bound slow clients (defaults 10 s and
+	// 60 s): a client sending its headers or body a byte at a time is cut off.
+	ReadHeaderTimeout, ReadTimeout time.Duration
+	// Metrics records requests (nil: none); Checks are the readiness
+	// checks of /readyz; MetricsToken guards /metrics and /debug/pprof
+	// ("": loopback clients only). See web/ops.go.
+	Metrics      *app.Metrics
+	Checks       []Check
+	MetricsToken string
+	// Dashboard serves the HTML dashboard (web/dashboard) on its patterns
+	// (dashboard.Patterns: /, /app/..., the mail links); nil: API only.
+	Dashboard http.Handler
 
 	mux     *http.ServeMux
 	handler http.Handler
+	build   sync.Once // builds mux and handler; Serve and Routes may race
 	srv     *http.Server
+
+	patterns []string // every route, for Routes
 }
 
 // Handler builds (once) and returns the full middleware stack and routes.
 func (s *Server) Handler() http.Handler {
-	if s.handler == nil {
+	s.build.Do(func() {
 		s.mux = http.NewServeMux()
 		s.routes()
 		var h http.Handler = http.HandlerFunc(s.dispatch)
@@ -43,9 +59,10 @@ func (s *Server) Handler() http.Handler {
 		h = limitRequestSize(s.Logger, h)
 		h = securityHeaders(h)
 		h = recoverPanics(s.Logger, h)
+		h = s.countRequests(h)
 		h = logRequests(s.Logger, h)
 		s.handler = h
-	}
+	})
 	return s.handler
 }
 
@@ -90,20 +107,25 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // handle registers a route with its access level.
 func (s *Server) handle(pattern string, level access, fn handlerFunc) {
+	s.patterns = append(s.patterns, pattern)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := fn(w, r); err != nil {
 			writeError(w, r, s.Logger, err)
 		}
 	})
-	s.mux.Handle(pattern, s.authenticate(level, classOf(pattern), h))
+	authed := s.authenticate(level, classOf(pattern), h)
+	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info(r.Context()).route = pattern // for the metrics, also when authentication fails
+		authed.ServeHTTP(w, r)
+	}))
 }
 
 // Serve serves HTTPS on ln until Shutdown. certs supplies the certificate.
 func (s *Server) Serve(ln net.Listener, cert func(*tls.ClientHelloInfo) (*tls.Certificate, error)) error {
 	s.srv = &http.Server{
 		Handler:           s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       60 * time.Second,
+		ReadHeaderTimeout: or(s.ReadHeaderTimeout, 10*time.Second),
+		ReadTimeout:       or(s.ReadTimeout, 60*time.Second),
 		WriteTimeout:      2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    MaxHeaderRead,
@@ -120,10 +142,25 @@ func (s *Server) Serve(ln net.Listener, cert func(*tls.ClientHelloInfo) (*tls.Ce
 	return err
 }
 
+func or(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
 // Shutdown stops accepting and waits for in-flight requests until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
 	if s.srv == nil {
 		return nil
 	}
 	return s.srv.Shutdown(ctx)
+}
+
+// Close closes every connection at once, for when Shutdown's grace ran out.
+func (s *Server) Close() error {
+	if s.srv == nil {
+		return nil
+	}
+	return s.srv.Close()
 }

@@ -272,3 +272,14 @@ func xlsxRows(n int) map[string]any {
 	}
 	return map[string]any{"rows": rows}
 }
+
+// LoadExample reads the example invoice (20 line items) for load tests.
+func LoadExample(dir string) (map[string]any, map[string]any, error) {
+	def, vars, err := loadInvoice(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	def = named(def, "Soak invoice")
+	def["outputFormats"] = []string{"pdf", "xlsx"}
+	return def, vars, nil
+}

@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// QueueTotals are the server-wide queue figures of /metrics.
+type QueueTotals struct {
+	Pending, Processing int
+	// OldestPendingAge is how long the oldest pending job has waited (0: none).
+	OldestPendingAge  time.Duration
+	PendingDeliveries int
+}
+
+// QueueTotals counts unfinished jobs and webhook deliveries of every team
+// (partial indexes keep this cheap whatever the job history).
+func (db *DB) QueueTotals(ctx context.Context, now time.Time) (*QueueTotals, error) {
+	var t QueueTotals
+	var oldest sql.NullInt64
+	err := db.read.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM jobs WHERE status = 'pending'),
+		(SELECT COUNT(*) FROM jobs WHERE status = 'processing'),
+		(SELECT MIN(created_at) FROM jobs WHERE status = 'pending'),
+		(SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending')`).Scan(&t.Pending, &t.Processing, &oldest, &t.PendingDeliveries)
+	if err != nil {
+		return nil, err
+	}
+	if oldest.Valid {
+		t.OldestPendingAge = max(0, now.Sub(fromMS(oldest.Int64)))
+	}
+	return &t, nil
+}
+
+// CheckWritable proves that dir accepts new files: it creates, writes,
+// syncs and removes a probe file. A read-only mount, a full disk or wrong
+// permissions fail it, as they would fail the next document.
+func CheckWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".ready-*")
+	if err != nil {
+		return fmt.Errorf("data directory not writable: %w", err)
+	}
+	name := f.Name()
+	defer os.Remove(name)
+	_, err = f.Write([]byte("ok\n"))
+	err = errors.Join(err, f.Sync(), f.Close())
+	if err != nil {
+		return fmt.Errorf("data directory not writable: %w", err)
+	}
+	return os.Remove(filepath.Clean(name))
+}
+
+// CheckFreeSpace fails when the file system holding dir has less than min
+// bytes available to the server's user.
+func CheckFreeSpace(dir string, min uint64) error {
+	free, err := FreeSpace(dir)
+	if errors.Is(err, errNoStatfs) {
+		return nil // not measurable on this platform
+	} else if err != nil {
+		return err
+	}
+	if free < min {
+		return fmt.Errorf("%d MB free, %d MB required (--min-free-mb)", free>>20, min>>20)
+	}
+	return nil
+}
+
+var errNoStatfs = errors.New("free space is not measurable on this platform")
