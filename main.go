@@ -86,9 +86,10 @@ type Config struct {
 	ReadHeaderTimeout, ReadTimeout       time.Duration
 
 	// Operations (ops.go, docs/deploy.md).
-	ShutdownGrace time.Duration // 0: 30 s
-	MetricsToken  string        // "": /metrics and /debug/pprof for loopback clients only
-	MinFreeMB     int64         // readiness needs this much free disk in --data
+	ShutdownGrace  time.Duration // 0: 30 s
+	MetricsToken   string        // "": /metrics and /debug/pprof for loopback clients only
+	TrustedProxies string        // addresses/CIDRs whose X-Forwarded-For names the client
+	MinFreeMB      int64         // readiness needs this much free disk in --data
 }
 
 // flags defines the serve flags on fs, with FOLIO_<NAME> environment
@@ -112,6 +113,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.ReadTimeout, "read-timeout", 60*time.Second, "time a client has to send a whole request")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGTERM/SIGINT, time in-flight requests and running jobs get to finish")
 	fs.StringVar(&c.MetricsToken, "metrics-token", "", "Bearer token for /metrics and /debug/pprof (default: loopback clients only)")
+	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client")
 	fs.Int64Var(&c.MinFreeMB, "min-free-mb", defaultMinFreeMB, "/readyz fails when the data directory's disk has less free space (MB)")
 	envDefaults(fs)
 }
@@ -150,6 +152,9 @@ func (c *Config) validate() error {
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return fmt.Errorf("--tls-cert and --tls-key go together")
+	}
+	if _, err := web.ParseTrustedProxies(c.TrustedProxies); err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
 	if c.BaseURL != "" {
 		if u, err := url.Parse(c.BaseURL); err != nil || u.Scheme != "https" || u.Host == "" {

@@ -27,6 +27,7 @@ func (m *Main) openOps(docs *app.DocumentService) {
 	c := &m.Config
 	m.Server.Metrics = m.Metrics
 	m.Server.MetricsToken = c.MetricsToken
+	m.Server.TrustedProxies, _ = web.ParseTrustedProxies(c.TrustedProxies) // checked by validate
 	minFree := uint64(max(c.MinFreeMB, 0)) << 20
 	m.Server.Checks = []web.Check{
 		{Name: "sqlite", Run: m.DB.Ping},

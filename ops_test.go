@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"debug/elf"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -658,11 +660,90 @@ func waitFor(t *testing.T, d time.Duration, ok func() bool) {
 // TestVersionFromLdflags checks what `go build -ldflags "-X main.version=...
 // -X main.commit=... -X main.date=..."` sets is what `folio version` prints.
 func TestVersionFromLdflags(t *testing.T) {
-	old := [3]string{version, commit, date}
-	defer func() { version, commit, date = old[0], old[1], old[2] }()
-	version, commit, date = "1.4.2", "3f9c2ab", "2026-03-01T12:00:00Z"
-	code, out, _ := runCLI(t, "version")
-	if code != 0 || !strings.HasPrefix(out, "folio 1.4.2 (commit 3f9c2ab, built 2026-03-01T12:00:00Z, go") {
-		t.Fatalf("version: %d %q", code, out)
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "folio")
+	ldflags := "-X main.version=1.4.2 -X main.commit=3f9c2ab -X main.date=2026-03-01T12:00:00Z"
+	build := exec.Command("go", "build", "-ldflags", ldflags, "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "folio 1.4.2 (commit 3f9c2ab, built 2026-03-01T12:00:00Z, go") {
+		t.Fatalf("version: %v %q", err, out)
+	}
+	// CGO_ENABLED=0 gives one static binary: no dynamic loader, no libraries.
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	libs, _ := f.ImportedLibraries()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+			t.Fatalf("the binary is dynamically linked (%v, libraries %v)", p.Type, libs)
+		}
+	}
+}
+
+// TestTrustedProxies checks --trusted-proxies: behind a proxy on loopback,
+// a forwarded client is not a loopback client (so /metrics stays closed to
+// it), while without the flag X-Forwarded-For is ignored.
+func TestTrustedProxies(t *testing.T) {
+	// Without the flag the header is ignored: the peer (loopback) is the client.
+	s := startServer(t)
+	if r := s.do("GET", "/metrics", "", nil, "X-Forwarded-For", "203.0.113.9"); r.status != 200 {
+		t.Fatalf("untrusted X-Forwarded-For changed the client: %d", r.status)
+	}
+	// Behind a trusted proxy on loopback, the forwarded client is the client.
+	s = startServer(t, func(c *Config) { c.TrustedProxies = "127.0.0.1, ::1" })
+	s.wantError(s.do("GET", "/metrics", "", nil, "X-Forwarded-For", "203.0.113.9"), 403, "ERR_AUTH_005")
+	// A client cannot forge its way in: the right-most untrusted entry counts.
+	s.wantError(s.do("GET", "/metrics", "", nil, "X-Forwarded-For", "127.0.0.1, 203.0.113.9"), 403, "ERR_AUTH_005")
+	// The proxy's own requests (no header) are still loopback.
+	if r := s.do("GET", "/metrics", "", nil); r.status != 200 {
+		t.Fatalf("the proxy itself: %d", r.status)
+	}
+}
+
+// TestReadyzFailsWhenAStoreOrTheWorkersStop takes away, one at a time on a
+// running server, what /readyz checks for real: the SQLite database, the
+// bbolt queue and the document workers. Each makes it answer 503 naming
+// the failed check, while /healthz (the process is up) stays 200.
+func TestReadyzFailsWhenAStoreOrTheWorkersStop(t *testing.T) {
+	for _, tt := range []struct {
+		check string
+		stop  func(m *Main)
+	}{
+		{"sqlite", func(m *Main) { m.DB.Close() }},
+		{"bbolt", func(m *Main) { m.Bolt.Close() }},
+		{"workers", func(m *Main) { m.stopWorkers(context.Background()) }},
+	} {
+		t.Run(tt.check, func(t *testing.T) {
+			s := startServer(t)
+			c := opsClient(t, s)
+			if r, err := c.Ready(context.Background()); err != nil || !r.Ready {
+				t.Fatalf("before: %+v %v", r, err)
+			}
+			tt.stop(s.Main)
+			r := s.do("GET", "/readyz", "", nil)
+			var body struct {
+				Status string `json:"status"`
+				Checks map[string]struct {
+					Status, Error string
+				} `json:"checks"`
+			}
+			if err := json.Unmarshal(r.raw, &body); err != nil || r.status != 503 {
+				t.Fatalf("readyz after stopping %s: %d %s", tt.check, r.status, r.raw)
+			}
+			if got := body.Checks[tt.check]; got.Status != "fail" || got.Error == "" {
+				t.Fatalf("check %s: %+v\n%s", tt.check, got, r.raw)
+			}
+			if h := s.do("GET", "/healthz", "", nil); h.status != 200 {
+				t.Fatalf("healthz: %d", h.status)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -71,7 +72,14 @@ func OpenBolt(path string) (*Bolt, error) {
 func (b *Bolt) Close() error { return b.db.Close() }
 
 // Ping checks that the file answers.
-func (b *Bolt) Ping() error { return b.db.View(func(*bolt.Tx) error { return nil }) }
+func (b *Bolt) Ping() error {
+	return b.db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketQueue) == nil {
+			return errors.New("bbolt: the queue bucket is missing")
+		}
+		return nil
+	})
+}
 
 // Backup writes a consistent copy of the file to path.
 func (b *Bolt) Backup(path string) error {

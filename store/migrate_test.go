@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,5 +141,25 @@ func TestMigrateFromPreviousVersion(t *testing.T) {
 	}
 	if got, _ := db.FindJobForWorker(ctx, "job_new"); got.RequestID != "req-1" {
 		t.Fatalf("request id not stored: %q", got.RequestID)
+	}
+}
+
+// TestRefuseNewerSchema checks that migrations only move forward: a binary
+// opening a database that a newer binary migrated refuses to start rather
+// than run against tables it does not understand.
+func TestRefuseNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "folio.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.write.ExecContext(ctx, `INSERT INTO migrations (name, applied_at) VALUES ('migrations/9999_from_the_future.sql', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = Open(ctx, path)
+	if !errors.Is(err, ErrSchemaNewer) || !strings.Contains(err.Error(), "9999_from_the_future.sql") {
+		t.Fatalf("Open on a newer schema: %v, want ErrSchemaNewer naming the migration", err)
 	}
 }

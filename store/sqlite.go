@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -78,6 +79,9 @@ func (db *DB) migrate(ctx context.Context, upTo string) error {
 		return err
 	}
 	sort.Strings(names)
+	if err := db.refuseNewerSchema(ctx, names); err != nil {
+		return err
+	}
 	for _, name := range names {
 		if upTo != "" && name > upTo {
 			break
@@ -88,6 +92,38 @@ func (db *DB) migrate(ctx context.Context, upTo string) error {
 	}
 	return nil
 }
+
+// refuseNewerSchema fails when the database records a migration this binary
+// does not have: a newer Folio migrated it, and this older one would run
+// against tables it does not understand. Downgrades go through a backup.
+func (db *DB) refuseNewerSchema(ctx context.Context, known []string) error {
+	rows, err := db.write.QueryContext(ctx, `SELECT name FROM migrations ORDER BY name`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var unknown []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return err
+		}
+		if _, found := slices.BinarySearch(known, name); !found {
+			unknown = append(unknown, strings.TrimPrefix(name, "migrations/"))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("%w: the database has migrations this binary does not know (%s); run the newer folio, or restore a backup taken before the upgrade",
+			ErrSchemaNewer, strings.Join(unknown, ", "))
+	}
+	return nil
+}
+
+// ErrSchemaNewer reports a database migrated by a newer Folio.
+var ErrSchemaNewer = errors.New("database schema is newer than this binary")
 
 func (db *DB) migrateFile(ctx context.Context, name string) error {
 	tx, err := db.write.BeginTx(ctx, nil)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -37,6 +38,9 @@ type Server struct {
 	Metrics      *app.Metrics
 	Checks       []Check
 	MetricsToken string
+	// TrustedProxies are the peers whose X-Forwarded-For names the client
+	// (--trusted-proxies); none by default.
+	TrustedProxies []netip.Prefix
 	// Dashboard serves the HTML dashboard (web/dashboard) on its patterns
 	// (dashboard.Patterns: /, /app/..., the mail links); nil: API only.
 	Dashboard http.Handler
@@ -61,6 +65,7 @@ func (s *Server) Handler() http.Handler {
 		h = recoverPanics(s.Logger, h)
 		h = s.countRequests(h)
 		h = logRequests(s.Logger, h)
+		h = realClientIP(s.TrustedProxies, h)
 		s.handler = h
 	})
 	return s.handler
