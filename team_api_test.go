@@ -107,6 +107,21 @@ func TestTeamCreateListUpdateDelete(t *testing.T) {
 	s.wantError(s.do("POST", "/api/teams", u.token, map[string]any{}), 400, "ERR_VALID_005")
 	s.wantError(s.do("POST", "/api/teams", u.token, map[string]any{"name": "X", "slug": "Not A Slug"}), 400, "ERR_VALID_003")
 	s.wantError(s.do("POST", "/api/teams", u.token, map[string]any{"name": "X", "slug": "personal-mine"}), 400, "ERR_VALID_003")
+	// Static path words under /api/teams/ are not slugs: GET /api/teams/members
+	// must stay the member list. A name that would slug to one gets "-team".
+	for _, word := range []string{"members", "activity", "invitations", "leave"} {
+		r := s.do("POST", "/api/teams", u.token, map[string]any{"name": "X", "slug": word})
+		s.wantError(r, 400, "ERR_VALID_003")
+		if r.str("relatedInfo.field") != "slug" {
+			t.Fatalf("slug %q: %s", word, r.raw)
+		}
+		s.wantError(s.do("PUT", "/api/teams/"+id, u.token, map[string]any{"slug": word}), 400, "ERR_VALID_003")
+	}
+	members := s.must(200, "POST", "/api/teams", u.token, map[string]any{"name": "Members"})
+	if members.str("slug") != "members-team" {
+		t.Fatalf("slug of Members = %q", members.str("slug"))
+	}
+	s.must(200, "DELETE", "/api/teams/"+members.str("id"), u.token, nil)
 
 	list := s.must(200, "GET", "/api/teams", u.token, nil)
 	teams := dataList(t, list)
