@@ -1,6 +1,8 @@
 package main
 
 import (
+	"database/sql"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -212,6 +214,9 @@ func TestTemplateRoles(t *testing.T) {
 		return body
 	}
 	folder := s.must(200, "POST", "/api/template-folders", owner.token, map[string]any{"name": "Shared folder"}, hdr...).str("id")
+	// A share of the team's template that each role tries to change and revoke.
+	shareID := s.must(200, "POST", "/api/templates/"+mk("Shared out")+"/share", owner.token, map[string]any{"targetTeamId": partnerTeam}, hdr...).str("id")
+	shareURL := "/api/templates/shares/" + shareID
 	export := s.must(200, "GET", "/api/templates/"+mk("Exported")+"/export", owner.token, nil, hdr...).raw
 
 	type step struct {
@@ -255,6 +260,10 @@ func TestTemplateRoles(t *testing.T) {
 				r = s.do("POST", base+"/share", who.token, map[string]any{"targetTeamId": partnerTeam}, hdr...)
 			case "shares":
 				r = s.do("GET", base+"/shares", who.token, nil, hdr...)
+			case "share-update":
+				r = s.do("PUT", shareURL, who.token, map[string]any{"permission": "edit"}, hdr...)
+			case "share-revoke":
+				r = s.do("DELETE", shareURL, who.token, nil, hdr...)
 			case "folder-create":
 				r = s.do("POST", "/api/template-folders", who.token, map[string]any{"name": "Folder of " + role}, hdr...)
 			case "folder-rename":
@@ -288,6 +297,8 @@ func TestTemplateRoles(t *testing.T) {
 		step{"folder-rename", 403, "ERR_TMPL_005"},
 		step{"generate", 403, "ERR_AUTH_005"},
 		step{"share", 403, "ERR_SHARE_005"},
+		step{"share-update", 403, "ERR_SHARE_005"},
+		step{"share-revoke", 403, "ERR_SHARE_005"},
 		step{"bulk-delete", 403, "ERR_TMPL_006"},
 		step{"delete", 403, "ERR_TMPL_006"},
 	))
@@ -303,6 +314,8 @@ func TestTemplateRoles(t *testing.T) {
 		step{"folder-rename", 200, ""},
 		step{"generate", 200, ""},
 		step{"share", 403, "ERR_SHARE_005"},
+		step{"share-update", 403, "ERR_SHARE_005"},
+		step{"share-revoke", 403, "ERR_SHARE_005"},
 		step{"bulk-delete", 403, "ERR_TMPL_006"},
 		step{"delete", 403, "ERR_TMPL_006"},
 	))
@@ -318,8 +331,12 @@ func TestTemplateRoles(t *testing.T) {
 			step{"duplicate", 200, ""},
 			step{"generate", 200, ""},
 			step{"share", 200, ""},
+			step{"share-update", 200, ""},
 			step{"delete", 200, ""},
 		))
+	}
+	if l := s.must(200, "GET", "/api/templates/shared", partner.token, nil); !strings.Contains(string(l.raw), `"permission":"edit"`) {
+		t.Fatalf("the share was not upgraded: %s", l.raw)
 	}
 	// Folder deletion is for owners and admins.
 	s.wantError(s.do("DELETE", "/api/template-folders/"+folder, member.token, nil, hdr...), 403, "ERR_TMPL_006")
@@ -327,5 +344,68 @@ func TestTemplateRoles(t *testing.T) {
 	// Bulk delete by an admin.
 	if bd := s.must(200, "POST", "/api/templates/bulk-delete", admin.token, map[string]any{"ids": []string{"exported"}}, hdr...); bd.str("deleted") != "1" {
 		t.Fatalf("admin bulk delete = %s", bd.raw)
+	}
+
+	// Owners and admins need a verified email to change or revoke a share
+	// too. The API never takes verification back, so the test clears the
+	// flag in the database to reach this guard.
+	setEmailVerified(t, s, admin.id, false)
+	setEmailVerified(t, s, owner.id, false)
+	for _, u := range []user{admin, owner} {
+		s.wantError(s.do("PUT", shareURL, u.token, map[string]any{"permission": "view"}, hdr...), 403, "ERR_AUTH_006")
+		s.wantError(s.do("DELETE", shareURL, u.token, nil, hdr...), 403, "ERR_AUTH_006")
+	}
+	setEmailVerified(t, s, admin.id, true)
+	s.must(200, "DELETE", shareURL, admin.token, nil, hdr...)
+	s.wantError(s.do("DELETE", shareURL, admin.token, nil, hdr...), 404, "ERR_SHARE_001")
+}
+
+// setEmailVerified sets a user's verified flag directly in the server's
+// database (the API only ever sets it).
+func setEmailVerified(t *testing.T, s *testServer, userID string, verified bool) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(s.Config.Data, "folio.db")+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err := db.Exec(`UPDATE users SET email_verified = ? WHERE id = ?`, verified, userID)
+	if err != nil {
+		t.Fatalf("set email_verified of %s: %v", userID, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("set email_verified of %s: %d rows", userID, n)
+	}
+}
+
+// TestSharedTemplateRolesInTargetTeam checks that an edit share gives the
+// target team's members edit rights, not its viewers: roles apply in the
+// team a request acts on, whoever owns the template.
+func TestSharedTemplateRolesInTargetTeam(t *testing.T) {
+	s := startServer(t)
+	owner, lead := s.verifiedUser("Owner"), s.verifiedUser("Lead")
+	member, viewer := s.verifiedUser("Member"), s.verifiedUser("Viewer")
+	target := s.newTeam(lead, "Agency")
+	s.join(lead, target, member, "member")
+	s.join(lead, target, viewer, "viewer")
+	hdr := []string{"X-Team-Id", target}
+	id := s.createTemplate(owner.token, "Brochure", editionTemplate("alpha")).str("id")
+	base := "/api/templates/" + id
+	s.must(200, "POST", base+"/share", owner.token, map[string]any{"targetTeamId": target, "permission": "edit"})
+
+	// The viewer reads it, with the share's permission, and changes nothing.
+	if g := s.must(200, "GET", base, viewer.token, nil, hdr...); g.str("permission") != "edit" {
+		t.Fatalf("viewer's get = %s", g.raw)
+	}
+	s.wantError(s.do("PUT", base, viewer.token, map[string]any{"description": "by viewer"}, hdr...), 403, "ERR_TMPL_005")
+	s.wantError(s.do("POST", base+"/publish", viewer.token, nil, hdr...), 403, "ERR_TMPL_005")
+	s.wantError(s.do("POST", "/api/v1/documents/generate", viewer.token, map[string]any{"templateId": id, "format": "pdf",
+		"variables": map[string]any{"customer": "V"}}, hdr...), 403, "ERR_AUTH_005")
+	if g := s.must(200, "GET", base, owner.token, nil); g.str("description") != "" {
+		t.Fatalf("the viewer changed the template: %s", g.raw)
+	}
+	// A member of the same team may edit.
+	if e := s.must(200, "PUT", base, member.token, map[string]any{"description": "by member"}, hdr...); e.str("description") != "by member" {
+		t.Fatalf("member's edit = %s", e.raw)
 	}
 }

@@ -107,6 +107,21 @@ func TestTeamCreateListUpdateDelete(t *testing.T) {
 	s.wantError(s.do("POST", "/api/teams", u.token, map[string]any{}), 400, "ERR_VALID_005")
 	s.wantError(s.do("POST", "/api/teams", u.token, map[string]any{"name": "X", "slug": "Not A Slug"}), 400, "ERR_VALID_003")
 	s.wantError(s.do("POST", "/api/teams", u.token, map[string]any{"name": "X", "slug": "personal-mine"}), 400, "ERR_VALID_003")
+	// Static path words under /api/teams/ are not slugs: GET /api/teams/members
+	// must stay the member list. A name that would slug to one gets "-team".
+	for _, word := range []string{"members", "activity", "invitations", "leave"} {
+		r := s.do("POST", "/api/teams", u.token, map[string]any{"name": "X", "slug": word})
+		s.wantError(r, 400, "ERR_VALID_003")
+		if r.str("relatedInfo.field") != "slug" {
+			t.Fatalf("slug %q: %s", word, r.raw)
+		}
+		s.wantError(s.do("PUT", "/api/teams/"+id, u.token, map[string]any{"slug": word}), 400, "ERR_VALID_003")
+	}
+	members := s.must(200, "POST", "/api/teams", u.token, map[string]any{"name": "Members"})
+	if members.str("slug") != "members-team" {
+		t.Fatalf("slug of Members = %q", members.str("slug"))
+	}
+	s.must(200, "DELETE", "/api/teams/"+members.str("id"), u.token, nil)
 
 	list := s.must(200, "GET", "/api/teams", u.token, nil)
 	teams := dataList(t, list)
@@ -338,6 +353,14 @@ func TestTeamRoleBoundaries(t *testing.T) {
 		{viewer, "viewer", "list invitations", 403, "ERR_AUTH_005"},
 		{viewer, "viewer", "create template", 403, "ERR_TMPL_005"},
 		{viewer, "viewer", "rename team", 403, "ERR_TEAM_003"},
+		{viewer, "viewer", "cancel invitation", 403, "ERR_TEAM_003"},
+		{viewer, "viewer", "change role", 403, "ERR_TEAM_003"},
+		{viewer, "viewer", "remove member", 403, "ERR_TEAM_003"},
+		{viewer, "viewer", "delete team", 403, "ERR_TEAM_003"},
+		{viewer, "viewer", "create API key", 403, "ERR_AKEY_004"},
+		{member, "member", "list invitations", 403, "ERR_AUTH_005"},
+		{member, "member", "rename team", 403, "ERR_TEAM_003"},
+		{member, "member", "delete team", 403, "ERR_TEAM_003"},
 		{member, "member", "invite", 403, "ERR_AUTH_005"},
 		{member, "member", "cancel invitation", 403, "ERR_TEAM_003"},
 		{member, "member", "change role", 403, "ERR_TEAM_003"},
@@ -501,5 +524,113 @@ func TestMemberPlanLimit(t *testing.T) {
 	}
 	// Cancelling the pending invitation frees the seat.
 	s.must(200, "DELETE", "/api/teams/members/"+s.lastInvitationID("b@example.com")+"/invitation", owner.token, nil, hdr...)
-	s.must(200, "POST", "/api/teams/members/invite", owner.token, map[string]any{"email": "c@example.com"}, hdr...)
+	c := s.verifiedUser("C")
+	s.must(200, "POST", "/api/teams/members/invite", owner.token, map[string]any{"email": c.email}, hdr...)
+
+	// Accepting checks the limit again: the operator moved the team to a
+	// one-member plan after the invitation was sent.
+	setPlan := func(plan string) {
+		t.Helper()
+		if code, _, errOut := runCLI(t, "admin", "set-plan", "--data", s.Config.Data, "--team", team, "--plan", plan); code != 0 {
+			t.Fatalf("set-plan %s: %s", plan, errOut)
+		}
+	}
+	setPlan("free")
+	accept := "/api/teams/invitations/" + s.lastInvitationID(c.email) + "/accept"
+	r = s.do("POST", accept, c.token, nil)
+	s.wantError(r, 400, "ERR_PLAN_002")
+	if r.str("relatedInfo.limit") != "1" || r.str("relatedInfo.current") != "2" || r.str("relatedInfo.plan") != "free" {
+		t.Fatalf("accept over the limit: relatedInfo = %v", r.get("relatedInfo"))
+	}
+	if n := len(dataList(t, s.must(200, "GET", "/api/teams/members", owner.token, nil, hdr...))); n != 2 {
+		t.Fatalf("%d members after a refused accept", n)
+	}
+	// The invitation stays pending: back on a plan with room, it is accepted.
+	setPlan("starter")
+	s.must(200, "POST", accept, c.token, nil)
+	if n := len(dataList(t, s.must(200, "GET", "/api/teams/members", owner.token, nil, hdr...))); n != 3 {
+		t.Fatalf("%d members after accept", n)
+	}
+}
+
+// TestDeletedTeamStopsEverywhere: after an owner deletes a team, its API
+// keys, pending invitations and members no longer reach it.
+func TestDeletedTeamStopsEverywhere(t *testing.T) {
+	s := startServer(t)
+	owner, admin, member, invitee := s.verifiedUser("Owner"), s.verifiedUser("Admin"), s.verifiedUser("Member"), s.verifiedUser("Invitee")
+	team := s.newTeam(owner, "Doomed")
+	hdr := []string{"X-Team-Id", team}
+	s.join(owner, team, admin, "admin")
+	s.join(owner, team, member, "member")
+	ownerKey := s.must(200, "POST", "/api/api-keys", owner.token, map[string]any{"name": "owner key"}, hdr...).str("plainKey")
+	adminKey := s.must(200, "POST", "/api/api-keys", admin.token, map[string]any{"name": "admin key"}, hdr...).str("plainKey")
+	tpl := map[string]any{}
+	for k, v := range invoiceTemplate {
+		tpl[k] = v
+	}
+	tpl["name"] = "Doomed template"
+	tplID := s.must(200, "POST", "/api/templates", member.token, tpl, hdr...).str("id")
+	s.must(200, "POST", "/api/teams/members/invite", owner.token, map[string]any{"email": invitee.email}, hdr...)
+	invID := s.lastInvitationID(invitee.email)
+
+	// Before: three members, seen the same by every member; keys work.
+	for _, u := range []user{owner, member} {
+		var seen bool
+		for _, tm := range dataList(t, s.must(200, "GET", "/api/teams", u.token, nil)) {
+			if tm["id"] == team {
+				seen = tm["memberCount"] == 3.0
+			}
+		}
+		if !seen {
+			t.Fatalf("%s's team list lacks the team with memberCount 3", u.email)
+		}
+	}
+	if g := s.must(200, "GET", "/api/teams/"+team, member.token, nil); g.str("memberCount") != "3" || g.str("role") != "member" {
+		t.Fatalf("get = %s", g.raw)
+	}
+	for _, k := range []string{ownerKey, adminKey} {
+		if l := s.must(200, "GET", "/api/v1/templates", k, nil); l.str("meta.total") != "1" {
+			t.Fatalf("key's templates = %s", l.raw)
+		}
+	}
+	if my := dataList(t, s.must(200, "GET", "/api/teams/invitations/my", invitee.token, nil)); len(my) != 1 {
+		t.Fatalf("pending invitations = %v", my)
+	}
+
+	s.must(200, "DELETE", "/api/teams/"+team, owner.token, nil)
+
+	// Its keys are refused, as unknown keys.
+	for _, k := range []string{ownerKey, adminKey} {
+		s.wantError(s.do("GET", "/api/v1/templates", k, nil), 401, "ERR_AKEY_002")
+		s.wantError(s.do("POST", "/api/v1/documents/generate", k, map[string]any{"templateId": tplID, "format": "pdf",
+			"variables": map[string]any{"number": "1", "customer": "C"}}), 401, "ERR_AKEY_002")
+	}
+	// Its invitation can no longer be seen or accepted.
+	if my := dataList(t, s.must(200, "GET", "/api/teams/invitations/my", invitee.token, nil)); len(my) != 0 {
+		t.Fatalf("invitation of a deleted team still listed: %v", my)
+	}
+	s.wantError(s.do("POST", "/api/teams/invitations/"+invID+"/accept", invitee.token, nil), 404, "ERR_TEAM_009")
+	// Its members cannot act on it.
+	for _, u := range []user{admin, member} {
+		for _, c := range []struct {
+			method, path string
+			body         any
+		}{
+			{"GET", "/api/teams/" + team, nil},
+			{"GET", "/api/teams/members", nil},
+			{"GET", "/api/teams/activity", nil},
+			{"POST", "/api/teams/leave", nil},
+			{"GET", "/api/templates", nil},
+			{"GET", "/api/templates/" + tplID, nil},
+			{"POST", "/api/templates", tpl},
+			{"POST", "/api/api-keys", map[string]any{"name": "k"}},
+		} {
+			s.wantError(s.do(c.method, c.path, u.token, c.body, hdr...), 404, "ERR_TEAM_001")
+		}
+		for _, tm := range dataList(t, s.must(200, "GET", "/api/teams", u.token, nil)) {
+			if tm["id"] == team {
+				t.Fatalf("%s still lists the deleted team", u.email)
+			}
+		}
+	}
 }

@@ -172,6 +172,21 @@ func TestTemplateVersionsPublishRestoreGenerate(t *testing.T) {
 	}
 	s.wantError(s.do("POST", "/api/v1/documents/generate", key, map[string]any{"templateId": id, "format": "pdf",
 		"variables": map[string]any{"customer": "x"}, "version": 8}), 404, "ERR_TMPL_013")
+	// A version id of another template: the team's own 400 ERR_TMPL_014, another team's 404 ERR_TMPL_013.
+	s.wantError(s.do("POST", "/api/v1/documents/generate", key, map[string]any{"templateId": id, "format": "pdf",
+		"variables": map[string]any{"customer": "x"}, "version": op.str("id")}), 400, "ERR_TMPL_014")
+	s.wantError(s.do("POST", "/api/v1/documents/generate", key, map[string]any{"templateId": id, "format": "pdf",
+		"variables": map[string]any{"customer": "x"}, "version": sp.str("id")}), 404, "ERR_TMPL_013")
+
+	// The version list pages like every list.
+	pg := s.must(200, "GET", base+"/versions?limit=2&page=2", u.token, nil)
+	if vs := dataList(t, pg); len(vs) != 1 || vs[0]["version"] != 1.0 || pg.str("meta.total") != "3" || pg.str("meta.totalPages") != "2" ||
+		pg.str("meta.hasNextPage") != "false" || pg.str("meta.hasPreviousPage") != "true" {
+		t.Fatalf("versions page 2 = %s", pg.raw)
+	}
+	if vs := dataList(t, s.must(200, "GET", base+"/versions?limit=1", u.token, nil)); len(vs) != 1 || vs[0]["version"] != 3.0 {
+		t.Fatalf("versions limit 1 = %v", vs)
+	}
 
 	// A batch records the version too.
 	b := s.must(200, "POST", "/api/v1/documents/generate/batch", key, map[string]any{"templateId": id, "format": "pdf", "version": 2,
@@ -255,6 +270,12 @@ func TestTemplateUpdateDeleteDuplicate(t *testing.T) {
 	}
 	if j := s.must(200, "GET", "/api/v1/documents/jobs/"+job.str("jobId"), key, nil); j.str("status") != "completed" || j.str("templateVersion") != "1" {
 		t.Fatalf("job after delete = %s", j.raw)
+	}
+	// The team's feed records the deletion, with who and which template.
+	if feed := dataList(t, s.must(200, "GET", "/api/teams/activity", u.token, nil)); feed[0]["type"] != "template_deleted" ||
+		feed[0]["template"].(map[string]any)["id"] != a.str("id") || feed[0]["template"].(map[string]any)["name"] != "Quote 2026" ||
+		feed[0]["user"].(map[string]any)["id"] != u.id {
+		t.Fatalf("newest activity after delete = %v", feed[0])
 	}
 	// The name and slug are free again.
 	if again := s.createTemplate(u.token, "Quote 2026", invoiceTemplate); again.str("slug") != "quote-2026" {
@@ -416,4 +437,86 @@ func TestAutomationFields(t *testing.T) {
 		t.Fatalf("notes = %+v", notes)
 	}
 	s.wantError(s.do("GET", "/api/templates/tpl_missing/automation-fields", u.token, nil), 404, "ERR_TMPL_001")
+
+	// Once published, the fields are the published version's: a draft edit
+	// shows only after the next publish.
+	fieldKeys := func() string {
+		t.Helper()
+		var got struct{ Fields []struct{ Key string } }
+		json.Unmarshal(s.must(200, "GET", "/api/templates/"+tpl.str("id")+"/automation-fields", u.token, nil).raw, &got)
+		var out []string
+		for _, f := range got.Fields {
+			out = append(out, f.Key)
+		}
+		return strings.Join(out, ",")
+	}
+	s.must(200, "POST", "/api/templates/"+tpl.str("id")+"/publish", u.token, nil)
+	s.must(200, "PUT", "/api/templates/"+tpl.str("id"), u.token, map[string]any{"variables": []any{
+		map[string]any{"name": "invoiceNumber", "type": "string", "required": true},
+	}})
+	if got := fieldKeys(); got != "orderNumber,customer,items,notes" {
+		t.Fatalf("fields after a draft edit = %s", got)
+	}
+	s.must(200, "POST", "/api/templates/"+tpl.str("id")+"/publish", u.token, nil)
+	if got := fieldKeys(); got != "invoiceNumber" {
+		t.Fatalf("fields after publishing the edit = %s", got)
+	}
+}
+
+// TestRetryRendersTheJobsTemplateState pins which template state a job that
+// runs later renders (a retry here; an async job likewise): the published
+// version it recorded, even after newer publishes, while a draft job
+// (templateVersion null) renders the draft as it is when the job runs.
+func TestRetryRendersTheJobsTemplateState(t *testing.T) {
+	s := startServer(t)
+	disk := &fullDisk{FileStore: s.Server.Documents.Files}
+	s.Server.Documents.Files = disk
+	u := s.signup("Retrier")
+	key := s.createKey(u.token, nil)
+	id := s.createTemplate(u.token, "Pinned", editionTemplate("alpha")).str("id")
+	base := "/api/templates/" + id
+	failed := func(extra map[string]any) string {
+		t.Helper()
+		body := map[string]any{"templateId": id, "format": "pdf", "variables": map[string]any{"customer": "ACME"}}
+		for k, v := range extra {
+			body[k] = v
+		}
+		disk.full.Store(true)
+		defer disk.full.Store(false)
+		r := s.do("POST", "/api/v1/documents/generate", key, body)
+		s.wantError(r, 500, "ERR_JOB_007")
+		return r.str("relatedInfo.jobId")
+	}
+	retry := func(jobID, edition, version string) {
+		t.Helper()
+		rt := s.must(200, "POST", "/api/v1/documents/jobs/"+jobID+"/retry", key, nil)
+		j := s.waitJob(key, rt.str("jobId"))
+		if text := s.pdfOf(j); !strings.Contains(text, "Edition "+edition) {
+			t.Fatalf("retry of %s is not edition %s:\n%s", jobID, edition, text)
+		}
+		if j.str("templateVersion") != version {
+			t.Fatalf("retry templateVersion = %q, want %q: %s", j.str("templateVersion"), version, j.raw)
+		}
+	}
+
+	// A draft job renders the draft of the moment it runs.
+	draftJob := failed(nil)
+	if j := s.must(200, "GET", "/api/v1/documents/jobs/"+draftJob, key, nil); j.get("templateVersion") != nil {
+		t.Fatalf("draft job = %s", j.raw)
+	}
+	s.must(200, "PUT", base, u.token, map[string]any{"schema": editionTemplate("beta")["schema"]})
+	retry(draftJob, "beta", "")
+
+	// A job of version 1 renders version 1, after version 2 is out too.
+	s.must(200, "POST", base+"/publish", u.token, nil) // v1: beta
+	v1Job := failed(nil)
+	if j := s.must(200, "GET", "/api/v1/documents/jobs/"+v1Job, key, nil); j.str("templateVersion") != "1" {
+		t.Fatalf("v1 job = %s", j.raw)
+	}
+	latestJob := failed(map[string]any{"version": "latest"})
+	s.must(200, "PUT", base, u.token, map[string]any{"schema": editionTemplate("gamma")["schema"]})
+	s.must(200, "POST", base+"/publish", u.token, nil) // v2: gamma
+	s.wantEdition(key, id, nil, "gamma", "2")
+	retry(v1Job, "beta", "1")
+	retry(latestJob, "beta", "1")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -92,16 +93,33 @@ func TestTemplateExportImport(t *testing.T) {
 	if sk.str("status") != "skipped" || sk.str("templateId") != tpl.str("id") {
 		t.Fatalf("skip = %s", sk.raw)
 	}
+	// Overwrite replaces the draft only: the published version stays and
+	// generation keeps using it until the next publish.
+	s.must(200, "POST", base+"/publish", u.token, nil)
+	key := s.createKey(u.token, nil)
+	vars := map[string]any{"variables": map[string]any{"number": "7", "customer": "Z"}}
 	var file map[string]any
 	json.Unmarshal(ex.raw, &file)
 	file["template"].(map[string]any)["description"] = "overwritten"
 	changed, _ := json.Marshal(file)
+	changed = bytes.ReplaceAll(changed, []byte("Invoice {{number}}"), []byte("Overwritten {{number}}"))
 	ow := s.upload("/api/templates/import", u.token, changed, map[string]string{"duplicateHandling": "overwrite"})
 	if ow.str("status") != "overwritten" || ow.str("templateId") != tpl.str("id") {
 		t.Fatalf("overwrite = %s", ow.raw)
 	}
-	if g := s.must(200, "GET", base, u.token, nil); g.str("description") != "overwritten" {
+	if g := s.must(200, "GET", base, u.token, nil); g.str("description") != "overwritten" || g.str("hasDraft") != "true" || g.str("publishedVersion") != "1" {
 		t.Fatalf("after overwrite = %s", g.raw)
+	}
+	if l := s.must(200, "GET", base+"/versions", u.token, nil); l.str("meta.total") != "1" {
+		t.Fatalf("versions after overwrite = %s", l.raw)
+	}
+	g := s.generate(key, tpl.str("id"), vars)
+	if text := s.pdfOf(g); !strings.Contains(text, "Invoice 7") || strings.Contains(text, "Overwritten") || g.str("templateVersion") != "1" {
+		t.Fatalf("generation after overwrite used the draft (version %q):\n%s", g.str("templateVersion"), text)
+	}
+	s.must(200, "POST", base+"/publish", u.token, nil)
+	if text := s.pdfOf(s.generate(key, tpl.str("id"), vars)); !strings.Contains(text, "Overwritten 7") {
+		t.Fatalf("generation after publishing the overwrite:\n%s", text)
 	}
 	// A bare template object (a saved GET response) imports too, through the legacy path.
 	bare := s.must(200, "GET", base, u.token, nil)
@@ -231,8 +249,46 @@ func TestTemplateListFoldersCategoriesAndBulk(t *testing.T) {
 		t.Fatalf("bulk delete errors = %s", bd.raw)
 	}
 	s.must(200, "GET", "/api/templates/"+theirs.str("id"), other.token, nil)
+	deleted := map[string]bool{}
+	for _, it := range dataList(t, s.must(200, "GET", "/api/teams/activity", u.token, nil)) {
+		if it["type"] == "template_deleted" {
+			deleted[it["template"].(map[string]any)["id"].(string)] = true
+		}
+	}
+	if len(deleted) != 2 || !deleted[ids[0]] || !deleted[ids[1]] {
+		t.Fatalf("template_deleted activity after bulk delete: %v", deleted)
+	}
 	s.wantError(s.do("POST", "/api/templates/bulk-delete", u.token, map[string]any{}), 400, "ERR_VALID_005")
 	s.wantError(s.do("POST", "/api/templates/bulk-delete", u.token, map[string]any{"ids": []string{}}), 400, "ERR_VALID_003")
+
+	// One bulk request names at most 100 templates (and 100 categories).
+	many := func(prefix string, n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("%s_missing%d", prefix, i)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		path, field string
+		body        map[string]any
+	}{
+		{"/api/templates/bulk-delete", "ids", map[string]any{"ids": many("tpl", 101)}},
+		{"/api/templates/bulk-categories", "templateIds", map[string]any{"templateIds": many("tpl", 101), "categoryIds": []string{}}},
+		{"/api/templates/bulk-categories", "categoryIds", map[string]any{"templateIds": []string{ids[2]}, "categoryIds": many("cat", 101)}},
+	} {
+		r := s.do("POST", c.path, u.token, c.body)
+		s.wantError(r, 400, "ERR_VALID_003")
+		if r.str("relatedInfo.field") != c.field {
+			t.Fatalf("%s with 101 %s: %s", c.path, c.field, r.raw)
+		}
+	}
+	if bd := s.must(200, "POST", "/api/templates/bulk-delete", u.token, map[string]any{"ids": many("tpl", 100)}); bd.str("skipped") != "100" {
+		t.Fatalf("bulk delete of 100 = %s", bd.raw)
+	}
+	if bc := s.must(200, "POST", "/api/templates/bulk-categories", u.token, map[string]any{"templateIds": many("tpl", 100), "categoryIds": []string{}}); bc.str("skipped") != "100" {
+		t.Fatalf("bulk categories of 100 = %s", bc.raw)
+	}
 	if l := s.must(200, "GET", "/api/templates", u.token, nil); l.str("meta.total") != "3" {
 		t.Fatalf("after bulk delete = %s", l.raw)
 	}

@@ -8,12 +8,15 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"image"
 	"image/png"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/skip2/go-qrcode"
 )
 
 // fakeClock is a settable clock for Main.Now. Every reading moves it on by a
@@ -111,18 +114,28 @@ func TestTwoFactorSetupLoginReplayAndBackupCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if img, err := png.Decode(bytes.NewReader(pngBytes)); err != nil || img.Bounds().Dx() < 100 {
+	img, err := png.Decode(bytes.NewReader(pngBytes))
+	if err != nil || img.Bounds().Dx() < 100 {
 		t.Fatalf("qrCode is not a PNG image: %v", err)
 	}
 	otpURL, err := url.Parse(en.str("otpauthUrl"))
 	if err != nil || otpURL.Scheme != "otpauth" || otpURL.Host != "totp" || otpURL.Query().Get("secret") != secret || !strings.Contains(otpURL.Path, u.email) {
 		t.Fatalf("otpauthUrl = %q", en.str("otpauthUrl"))
 	}
+	wantQRContent(t, img, en.str("otpauthUrl"))
 	codes, _ := en.get("backupCodes").([]any)
 	if len(codes) != 10 {
 		t.Fatalf("backupCodes = %v", en.get("backupCodes"))
 	}
-	assertNotInFiles(t, s.Config.Data, codes[0].(string))
+	// Stored hashed: no code is in any data file, as shown or as typed without the dash.
+	for _, c := range codes {
+		code := c.(string)
+		if len(code) != 11 || code[5] != '-' {
+			t.Fatalf("backup code %q is not xxxxx-xxxxx", code)
+		}
+		assertNotInFiles(t, s.Config.Data, code)
+		assertNotInFiles(t, s.Config.Data, strings.ReplaceAll(code, "-", ""))
+	}
 
 	// Not on until verified: login needs no code yet.
 	s.must(200, "POST", "/api/auth/login", "", map[string]any{"email": u.email, "password": u.password})
@@ -157,6 +170,9 @@ func TestTwoFactorSetupLoginReplayAndBackupCodes(t *testing.T) {
 		t.Fatalf("login with code: %d %s", r.status, r.raw)
 	}
 	s.wantError(login(code1), 401, "ERR_AUTH_012")
+	// The previous step's code is still inside the ±1 step window, but a
+	// newer step was used: accepting it would be a replay.
+	s.wantError(login(code0), 401, "ERR_AUTH_012")
 	// A wrong password still says wrong password, code or not.
 	s.wantError(s.do("POST", "/api/auth/login", "", map[string]any{"email": u.email, "password": "bad password", "code": code1}), 401, "ERR_AUTH_001")
 
@@ -217,4 +233,39 @@ func TestTwoFactorRestoreAndAPIKeysUnaffected(t *testing.T) {
 	clock.Advance(30 * time.Second)
 	r := s.must(200, "POST", "/api/auth/restore", "", map[string]any{"email": u.email, "password": u.password, "code": totpCode(t, secret, clock.Now())})
 	s.must(200, "GET", "/api/users/me", r.str("accessToken"), nil)
+}
+
+// wantQRContent checks that img is a QR code of text: it reads img's module
+// grid (the symbol, with its quiet zone, spread over the whole image) and
+// compares it with the symbol of text at each error-correction level, so it
+// fails for any other text.
+func wantQRContent(t *testing.T, img image.Image, text string) {
+	t.Helper()
+	b := img.Bounds()
+	for _, level := range []qrcode.RecoveryLevel{qrcode.Low, qrcode.Medium, qrcode.High, qrcode.Highest} {
+		q, err := qrcode.New(text, level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := q.Bitmap()
+		n := len(want)
+		same := true
+		for y := 0; y < n && same; y++ {
+			for x := 0; x < n; x++ {
+				// The centre pixel of module (x, y).
+				px := b.Min.X + int((float64(x)+0.5)*float64(b.Dx())/float64(n))
+				py := b.Min.Y + int((float64(y)+0.5)*float64(b.Dy())/float64(n))
+				r, g, bl, _ := img.At(px, py).RGBA()
+				dark := (r+g+bl)/3 < 0x8000
+				if dark != want[y][x] {
+					same = false
+					break
+				}
+			}
+		}
+		if same {
+			return
+		}
+	}
+	t.Fatalf("the QR code does not encode %q", text)
 }

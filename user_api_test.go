@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"folio/app"
 )
 
 func TestProfileUpdate(t *testing.T) {
@@ -61,6 +63,26 @@ func TestProfileUpdate(t *testing.T) {
 	}
 	s.must(200, "POST", "/api/auth/login", "", map[string]any{"email": newEmail, "password": u.password})
 	s.wantError(s.do("POST", "/api/auth/login", "", map[string]any{"email": u.email, "password": u.password}), 401, "ERR_AUTH_001")
+
+	// An address taken by someone else between the request and the
+	// confirmation: the confirmation is refused and the email stays.
+	contested := "nina-contested@example.com"
+	s.must(200, "PATCH", "/api/users/me", u.token, map[string]any{"email": contested})
+	s.must(200, "POST", "/api/auth/signup", "", map[string]any{"email": contested, "password": "other password", "name": "Quick"})
+	var confirm string
+	for _, m := range s.mails(contested) {
+		if strings.Contains(m, "Subject: Confirm your new email address") {
+			confirm = mailToken.FindStringSubmatch(m)[1]
+		}
+	}
+	if confirm == "" {
+		t.Fatal("no confirmation mail to the contested address")
+	}
+	s.wantError(s.do("POST", "/api/auth/verify-email", "", map[string]any{"token": confirm}), 400, "ERR_USER_002")
+	if me := s.must(200, "GET", "/api/users/me", u.token, nil); me.str("email") != newEmail {
+		t.Fatalf("after a refused confirmation: %s", me.raw)
+	}
+	s.must(200, "POST", "/api/auth/login", "", map[string]any{"email": contested, "password": "other password"})
 
 	key := s.createKey(u.token, nil)
 	s.wantError(s.do("PATCH", "/api/users/me", key, map[string]any{"name": "x"}), 403, "ERR_AUTH_004")
@@ -317,4 +339,34 @@ func TestAccountDeletionAndRestore(t *testing.T) {
 	if n, err := accounts.PurgeDeleted(t.Context(), clock.Now()); err != nil || n != 0 {
 		t.Fatalf("second purge: %d %v", n, err)
 	}
+}
+
+// TestJanitorPurgesDeletedAccounts checks that the running server's janitor
+// purges accounts whose grace period is over (the purge itself is tested in
+// TestAccountDeletionAndRestore). The janitor sweeps when the server starts
+// and every ten minutes after, so the test restarts the server at a later
+// clock rather than waiting.
+func TestJanitorPurgesDeletedAccounts(t *testing.T) {
+	data := t.TempDir()
+	clock := newFakeClock()
+	s := startMain(t, &Main{Now: clock.Now, Config: Config{Data: data}})
+	gone, kept := s.verifiedUser("Gone"), s.verifiedUser("Kept")
+	s.must(200, "DELETE", "/api/users/me", gone.token, map[string]any{"password": gone.password})
+	clock.Advance(app.DeletionGrace + time.Hour)
+	s.wantError(s.do("POST", "/api/auth/login", "", map[string]any{"email": gone.email, "password": gone.password}), 403, "ERR_USER_005")
+	s.Close()
+
+	s = startMain(t, &Main{Now: clock.Now, Config: Config{Data: data}})
+	login := func() resp {
+		return s.do("POST", "/api/auth/login", "", map[string]any{"email": gone.email, "password": gone.password})
+	}
+	// Poll the database, not the login (failed logins are throttled).
+	waitFor(t, 30*time.Second, func() bool {
+		_, err := s.DB.FindAccountByEmail(t.Context(), gone.email)
+		return app.ErrorCode(err) == app.ECodeUserNotFound
+	})
+	s.wantError(login(), 401, "ERR_AUTH_001")
+	// The address is free again; the other account is untouched.
+	s.must(200, "POST", "/api/auth/signup", "", map[string]any{"email": gone.email, "password": "x long password", "name": "Again"})
+	s.login(kept)
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -164,6 +165,11 @@ func checkTeamName(name string) (string, error) {
 	return name, nil
 }
 
+// reservedTeamSlugs are the static path segments under /api/teams/: a team
+// with such a slug could not be addressed by it (GET /api/teams/members is
+// the member list, not the team).
+var reservedTeamSlugs = []string{"members", "activity", "invitations", "leave"}
+
 func checkTeamSlug(slug string) (string, error) {
 	slug = strings.TrimSpace(slug)
 	if len(slug) > 100 || !teamSlugRE.MatchString(slug) {
@@ -171,6 +177,9 @@ func checkTeamSlug(slug string) (string, error) {
 	}
 	if strings.HasPrefix(slug, "personal-") || strings.HasPrefix(slug, "deleted-") {
 		return "", ErrInvalid("slug", "slugs starting with personal- or deleted- are reserved")
+	}
+	if slices.Contains(reservedTeamSlugs, slug) {
+		return "", ErrInvalid("slug", "slug %q is reserved", slug)
 	}
 	return slug, nil
 }
@@ -207,6 +216,9 @@ func (s *TeamService) CreateTeam(ctx context.Context, in TeamInput) (*Team, erro
 	base := strings.TrimPrefix(strings.TrimPrefix(Slugify(name), "personal-"), "deleted-")
 	if base == "template" && !strings.Contains(strings.ToLower(name), "template") {
 		base = "team"
+	}
+	if slices.Contains(reservedTeamSlugs, base) {
+		base += "-team"
 	}
 	t.Slug = base
 	for i := 0; ; i++ {

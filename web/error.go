@@ -15,6 +15,7 @@ import (
 // listed fall back by family (statusOf); unknown errors are 500.
 var statusByCode = map[string]int{
 	app.ECodeInternal:             http.StatusInternalServerError,
+	app.ECodeExportFailed:         http.StatusInternalServerError,
 	app.ECodeRouteNotFound:        http.StatusNotFound,
 	app.ECodeMethodNotAllowed:     http.StatusNotFound,
 	app.ECodeBadCredentials:       http.StatusUnauthorized,
