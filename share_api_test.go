@@ -128,6 +128,10 @@ func TestTemplateSharing(t *testing.T) {
 	if e := s.must(200, "PUT", base, other.token, map[string]any{"schema": beta["schema"]}); e.str("permission") != "edit" {
 		t.Fatalf("edit by target = %s", e.raw)
 	}
+	// Edit changes what the template renders, not how the owner addresses
+	// or files it.
+	s.wantError(s.do("PUT", base, other.token, map[string]any{"slug": "taken-over"}), 403, "ERR_TMPL_005")
+	s.wantError(s.do("PUT", base, other.token, map[string]any{"folderId": nil}), 403, "ERR_TMPL_005")
 	s.must(200, "POST", base+"/publish", other.token, map[string]any{"releaseNotes": "by partner"})
 	s.wantEdition(ownerKey, id, nil, "beta", "2")
 	s.must(200, "POST", base+"/versions/1/restore", other.token, nil)

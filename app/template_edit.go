@@ -33,6 +33,16 @@ func (s *TemplateService) UpdateTemplate(ctx context.Context, ref TemplateRef, i
 	if err != nil {
 		return nil, err
 	}
+	// An edit share lets another team change what the template renders, not
+	// how its owner files and addresses it: the slug is what the owner's
+	// integrations generate by, the folder is the owner's.
+	if t.TeamID != p.TeamID && (in.Slug != nil || len(in.FolderID) > 0) {
+		field := "slug"
+		if in.Slug == nil {
+			field = "folderId"
+		}
+		return nil, Errorf(ECodeTemplateNoEdit, "only the team that owns a template can change its %s", field).WithInfo("field", field)
+	}
 	if in.TemplateType != nil && *in.TemplateType != t.TemplateType {
 		return nil, Errorf(ECodeTemplateType, "the template type cannot change (it is %s)", t.TemplateType).WithInfo("field", "templateType")
 	}
