@@ -35,7 +35,8 @@ type DocumentService struct {
 	Webhooks *Deliverer
 	Logger   *slog.Logger
 	Now      func() time.Time
-	// Limits overrides render.DefaultLimits when set (tests).
+	// Limits overrides the generation limits of every render, timeouts
+	// included; zero fields keep render.DefaultLimits (nil: all of them).
 	Limits *render.Limits
 	// Metrics records ended documents (nil: none).
 	Metrics *Metrics

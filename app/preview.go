@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"folio/render"
 )
@@ -166,7 +167,7 @@ func (s *DocumentService) Preview(ctx context.Context, ref string, in PreviewInp
 	if err != nil {
 		return nil, render.Stats{}, variableError(err)
 	}
-	timeout := renderTimeout(in.Format)
+	timeout := s.renderTimeout(in.Format)
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var buf bytes.Buffer
@@ -300,7 +301,7 @@ func (s *DocumentService) dryRender(ctx context.Context, t *Template, ct *render
 		}
 		return c, nil
 	}
-	timeout := renderTimeout(format)
+	timeout := s.renderTimeout(format)
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	st, err := ct.Render(rctx, io.Discard, render.Format(format), values, s.renderOptions())
@@ -342,24 +343,21 @@ func (p *Prediction) reached(limit string, actual int64) {
 	}
 }
 
-// limits are the generation limits renders run under.
+// limits are the generation limits renders run under: Limits over the
+// specification's.
 func (s *DocumentService) limits() render.Limits {
-	l := render.DefaultLimits()
-	if s.Limits != nil {
-		o := *s.Limits
-		for _, f := range []struct{ dst, src *int }{{&l.Pages, &o.Pages}, {&l.Images, &o.Images}, {&l.Rows, &o.Rows}, {&l.Sheets, &o.Sheets}, {&l.Columns, &o.Columns}} {
-			if *f.src > 0 {
-				*f.dst = *f.src
-			}
-		}
-		if o.Bytes > 0 {
-			l.Bytes = o.Bytes
-		}
-		if o.Memory > 0 {
-			l.Memory = o.Memory
-		}
+	if s.Limits == nil {
+		return render.DefaultLimits()
 	}
-	return l
+	return s.Limits.WithDefaults()
+}
+
+// renderTimeout is the time one document of format may take.
+func (s *DocumentService) renderTimeout(format string) time.Duration {
+	if format == string(render.XLSX) {
+		return s.limits().XLSXTimeout
+	}
+	return s.limits().PDFTimeout
 }
 
 // dryRunLimits lists the limits of a format and plan; batchSize is the
@@ -367,7 +365,7 @@ func (s *DocumentService) limits() render.Limits {
 func (s *DocumentService) dryRunLimits(format string, plan Plan, batchSize int) DryRunLimits {
 	l := s.limits()
 	return DryRunLimits{Pages: l.Pages, Images: l.Images, Rows: l.Rows, Sheets: l.Sheets, Columns: l.Columns,
-		Bytes: l.Bytes, MemoryBytes: l.Memory, TimeoutSeconds: int(renderTimeout(format).Seconds()),
+		Bytes: l.Bytes, MemoryBytes: l.Memory, TimeoutSeconds: int(s.renderTimeout(format).Seconds()),
 		DocumentsPerMonth: plan.DocumentsPerMonth, BatchSize: batchSize}
 }
 

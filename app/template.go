@@ -382,13 +382,18 @@ func checkFormats(in []string) ([]string, error) {
 	return out, nil
 }
 
-// schemaError turns a render compile error into ERR_TMPL_008.
+// schemaError turns a render compile error into ERR_TMPL_008, or into the
+// limit's own code (ERR_LIMIT_008, 009, 018) when the template exceeds a
+// limit on its size; relatedInfo.errors lists every problem either way.
 func schemaError(err error) error {
 	var se *render.SchemaError
-	if errors.As(err, &se) {
-		return (&Error{Code: ECodeSchemaInvalid, Message: se.Error()}).WithInfo("errors", se.Issues)
+	if !errors.As(err, &se) {
+		return err
 	}
-	return err
+	if le := se.Limit; le != nil {
+		return (&Error{Code: le.Code, Message: le.Error()}).WithInfo("limit", le.Limit, "actual", le.Actual, "max", le.Max, "errors", se.Issues)
+	}
+	return (&Error{Code: ECodeSchemaInvalid, Message: se.Error()}).WithInfo("errors", se.Issues)
 }
 
 // FindTemplate returns a template the caller's team owns or has shared with it.

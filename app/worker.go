@@ -16,13 +16,11 @@ import (
 	"folio/render"
 )
 
-// Render timeouts per document (SPEC.md, Generation limits) and the queue
-// lease, which outlasts the longest render.
+// The queue lease outlasts the longest render (render.DefaultLimits: 60 s
+// PDF, 120 s XLSX).
 const (
-	PDFTimeout  = 60 * time.Second
-	XLSXTimeout = 120 * time.Second
-	jobLease    = 3 * time.Minute
-	idlePoll    = time.Second
+	jobLease = 3 * time.Minute
+	idlePoll = time.Second
 )
 
 // errInterrupted ends a job that shutdown stopped before it was recorded:
@@ -227,6 +225,10 @@ func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
 	}
 	ct, err := s.Templates.Compiled(t)
 	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return fail(e.Code, e.Message, e.Info)
+		}
 		return fail(ECodeSchemaInvalid, "template schema is invalid", nil)
 	}
 	vars, err := decodeObject("variables", j.Variables)
@@ -238,7 +240,7 @@ func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
 		e := variableError(err).(*Error)
 		return fail(e.Code, e.Message, e.Info)
 	}
-	timeout := renderTimeout(j.Format)
+	timeout := s.renderTimeout(j.Format)
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var buf bytes.Buffer
@@ -260,18 +262,8 @@ func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
 	return JobResult{Status: StatusCompleted, FilePath: name, FileSize: size, CompletedAt: now, ExpiresAt: &exp}
 }
 
-func renderTimeout(format string) time.Duration {
-	if format == string(render.XLSX) {
-		return XLSXTimeout
-	}
-	return PDFTimeout
-}
-
 func (s *DocumentService) renderOptions() render.Options {
-	if s.Limits != nil {
-		return render.Options{Limits: *s.Limits}
-	}
-	return render.Options{}
+	return render.Options{Limits: s.limits()}
 }
 
 // renderError maps an engine failure to the error a client sees.

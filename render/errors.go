@@ -19,6 +19,11 @@ type Issue struct {
 // SchemaError reports every problem Compile found in a definition.
 type SchemaError struct {
 	Issues []Issue
+	// Limit is set when the definition exceeds a limit on the template
+	// itself (components, nesting depth, nested loops, nested conditions,
+	// variables): the first of them in that order. Issues still lists
+	// every problem, that one included.
+	Limit *LimitError
 }
 
 // Error summarises the first issue and how many follow.
@@ -85,7 +90,7 @@ func (is *issues) add(path, format string, args ...any) {
 	is.list = append(is.list, Issue{Path: path, Message: fmt.Sprintf(format, args...)})
 }
 
-func (is *issues) err() error {
+func (is *issues) err() *SchemaError {
 	if len(is.list) == 0 {
 		return nil
 	}

@@ -55,8 +55,8 @@ func DefaultLimits() Limits {
 	}
 }
 
-// withDefaults fills every zero or negative field from DefaultLimits.
-func (l Limits) withDefaults() Limits {
+// WithDefaults fills every zero or negative field from DefaultLimits.
+func (l Limits) WithDefaults() Limits {
 	d := DefaultLimits()
 	pick := func(v *int, def int) {
 		if *v <= 0 {
@@ -132,6 +132,7 @@ const (
 	LimitLoopDepth        = "loopDepth"
 	LimitConditionalDepth = "conditionalDepth"
 	LimitComponents       = "components"
+	LimitVariables        = "variables"
 	LimitMemory           = "memory"
 )
 
@@ -149,12 +150,13 @@ var limitInfo = map[string]struct{ code, format string }{
 	LimitLoopDepth:        {"ERR_LIMIT_008", "nested loop depth exceeded: %d levels, maximum %d"},
 	LimitConditionalDepth: {"ERR_LIMIT_008", "conditional nesting exceeded: %d levels, maximum %d"},
 	LimitComponents:       {"ERR_LIMIT_009", "component count exceeded: %d components, maximum %d"},
+	LimitVariables:        {"ERR_LIMIT_018", "variables per template exceeded: %d variables, maximum %d"},
 	LimitMemory:           {"ERR_LIMIT_017", "render memory budget exceeded: %d bytes, maximum %d"},
 }
 
 // LimitError is returned when a generation limit is exceeded; work stops at once.
 type LimitError struct {
-	Code   string // ERR_LIMIT_001 … ERR_LIMIT_009, ERR_LIMIT_016 for cell content, ERR_LIMIT_017 for memory
+	Code   string // ERR_LIMIT_001 … ERR_LIMIT_009, ERR_LIMIT_016 for cell content, ERR_LIMIT_017 for memory, ERR_LIMIT_018 for variables
 	Limit  string // one of the Limit… names, e.g. LimitPages
 	Actual int64  // the value reached when work stopped (at least Max+1)
 	Max    int64

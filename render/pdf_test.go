@@ -232,6 +232,31 @@ func TestRenderPDFLimits(t *testing.T) {
 			wantLimit: LimitComponents,
 			wantMsg:   "component count exceeded: 2 components, maximum 1",
 		},
+		{
+			name:      "nesting depth",
+			schema:    `{"sections":[{"id":"b","components":[` + nestedComponents(3, "") + `]}]}`,
+			limits:    Limits{NestingDepth: 2},
+			wantCode:  "ERR_LIMIT_008",
+			wantLimit: LimitNestingDepth,
+			wantMsg:   "nesting depth exceeded: 3 levels, maximum 2",
+		},
+		{
+			name:      "nested loops",
+			schema:    `{"sections":[{"id":"b","components":[` + nestedComponents(2, `"each":"rows",`) + `]}]}`,
+			input:     map[string]any{"rows": numbers(2)},
+			limits:    Limits{LoopDepth: 1},
+			wantCode:  "ERR_LIMIT_008",
+			wantLimit: LimitLoopDepth,
+			wantMsg:   "nested loop depth exceeded: 2 levels, maximum 1",
+		},
+		{
+			name:      "nested conditions",
+			schema:    `{"sections":[{"id":"b","components":[` + nestedComponents(3, `"if":"true",`) + `]}]}`,
+			limits:    Limits{ConditionalDepth: 2},
+			wantCode:  "ERR_LIMIT_008",
+			wantLimit: LimitConditionalDepth,
+			wantMsg:   "conditional nesting exceeded: 3 levels, maximum 2",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,6 +284,24 @@ func TestRenderPDFLimits(t *testing.T) {
 				t.Errorf("wrote %d bytes on failure, want none", buf.Len())
 			}
 		})
+	}
+}
+
+func TestRenderChecksVariableLimit(t *testing.T) {
+	def := schemaDef(`{"sections":[{"id":"b","components":[{"type":"text","props":{"content":"{{ a }}{{ b }}"}}]}]}`)
+	def.Variables = []Variable{{Name: "a", Type: "string"}}
+	def.CalculatedVariables = []CalculatedVariable{{Name: "b", Expression: "a + a"}}
+	tpl := MustCompile(t, def)
+	values, err := tpl.Values(map[string]any{"a": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []Format{PDF, XLSX} {
+		_, err = tpl.Render(context.Background(), &bytes.Buffer{}, format, values, Options{Limits: Limits{Variables: 1}})
+		var le *LimitError
+		if !errors.As(err, &le) || le.Code != "ERR_LIMIT_018" || le.Limit != LimitVariables || le.Actual != 2 || le.Max != 1 {
+			t.Errorf("%s: err = %v, want ERR_LIMIT_018 with 2 variables, maximum 1", format, err)
+		}
 	}
 }
 

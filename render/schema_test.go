@@ -232,6 +232,8 @@ func TestCompileComponentErrors(t *testing.T) {
 			{p + ".props.widths", "must hold one relative width per column (2)"}}},
 		{"columns without children", `{"type":"columns"}`, []Issue{{p + ".props.children", "is required"}}},
 		{"columns nested too deep", nested, []Issue{{p + strings.Repeat(".props.children[0][0]", 10), "is nested 11 levels deep, maximum 10"}}},
+		{"loops nested too deep", nestedComponents(4, `"each":"xs",`), []Issue{{p + strings.Repeat(".props.children[0][0]", 3) + ".each", "is inside 4 loops, maximum 3"}}},
+		{"conditions nested too deep", nestedComponents(6, `"if":"true",`), []Issue{{p + strings.Repeat(".props.children[0][0]", 5) + ".if", "is inside 6 conditions, maximum 5"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -264,5 +266,76 @@ func TestCompileComponentsAcceptsEveryComponent(t *testing.T) {
 		if _, err := MustEngine(t).Compile(def); err != nil {
 			t.Errorf("%s: %v", dir, err)
 		}
+	}
+}
+
+// nestedComponents is a text component inside n-1 columns, each of the n
+// levels carrying extra (`"each":"xs",` nests n loops).
+func nestedComponents(n int, extra string) string {
+	c := `{"type":"text",` + extra + `"props":{"content":"deep"}}`
+	for range n - 1 {
+		c = `{"type":"columns",` + extra + `"props":{"children":[[` + c + `]]}}`
+	}
+	return c
+}
+
+func TestCompileAcceptsNestingAtTheLimits(t *testing.T) {
+	for name, component := range map[string]string{
+		"10 levels":    nestedComponents(10, ""),
+		"3 loops":      nestedComponents(3, `"each":"xs",`),
+		"5 conditions": nestedComponents(5, `"if":"true",`),
+	} {
+		if _, err := MustEngine(t).Compile(schemaDef(`{"sections":[{"id":"a","components":[` + component + `]}]}`)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestCompileReportsTemplateLimits checks that a template over a limit on
+// its own size names the limit, with the figures, besides the issues.
+func TestCompileReportsTemplateLimits(t *testing.T) {
+	body := func(components string) json.RawMessage {
+		return json.RawMessage(`{"sections":[{"id":"a","components":[` + components + `]}]}`)
+	}
+	text := `{"type":"text","props":{"content":"x"}}`
+	variables := make([]Variable, 501)
+	for i := range variables {
+		variables[i] = Variable{Name: fmt.Sprintf("v%d", i), Type: "string"}
+	}
+	tests := []struct {
+		name        string
+		def         Definition
+		code, limit string
+		actual, max int64
+	}{
+		{"501 components", Definition{Schema: body(strings.TrimSuffix(strings.Repeat(text+",", 501), ","))}, "ERR_LIMIT_009", LimitComponents, 501, 500},
+		{"11 levels", Definition{Schema: body(nestedComponents(11, ""))}, "ERR_LIMIT_008", LimitNestingDepth, 11, 10},
+		{"4 loops", Definition{Schema: body(nestedComponents(4, `"each":"xs",`))}, "ERR_LIMIT_008", LimitLoopDepth, 4, 3},
+		{"6 conditions", Definition{Schema: body(nestedComponents(6, `"if":"true",`))}, "ERR_LIMIT_008", LimitConditionalDepth, 6, 5},
+		{"501 variables", Definition{Schema: body(text), Variables: variables}, "ERR_LIMIT_018", LimitVariables, 501, 500},
+		{"components before other problems", Definition{Schema: body(strings.Repeat(text+",", 501) + `{"type":"nope"}`)}, "ERR_LIMIT_009", LimitComponents, 502, 500},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := MustEngine(t).Compile(tt.def)
+			var se *SchemaError
+			if !errors.As(err, &se) {
+				t.Fatalf("err = %v, want a *SchemaError", err)
+			}
+			le := se.Limit
+			if le == nil {
+				t.Fatalf("no limit named; issues %v", se.Issues)
+			}
+			if le.Code != tt.code || le.Limit != tt.limit || le.Actual != tt.actual || le.Max != tt.max {
+				t.Errorf("limit = %s %s %d/%d, want %s %s %d/%d", le.Code, le.Limit, le.Actual, le.Max, tt.code, tt.limit, tt.actual, tt.max)
+			}
+			if len(se.Issues) == 0 {
+				t.Error("no issues listed")
+			}
+		})
+	}
+	_, err := MustEngine(t).Compile(schemaDef(`{"sections":[{"id":"a","components":[{"type":"nope"}]}]}`))
+	if se := (*SchemaError)(nil); !errors.As(err, &se) || se.Limit != nil {
+		t.Errorf("an unknown type: err = %v, want a *SchemaError without a limit", err)
 	}
 }

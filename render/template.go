@@ -68,6 +68,7 @@ func (e *Engine) Compile(def Definition) (t *Template, err error) {
 	}
 	vars, consts, calcs := c.parseVariables(def)
 	if err := c.err(); err != nil {
+		err.Limit = limits.checkTemplate(c.components, c.depth, len(def.Variables)+len(def.CalculatedVariables))
 		return nil, err
 	}
 	t = &Template{
@@ -192,8 +193,8 @@ func (t *Template) Render(ctx context.Context, w io.Writer, format Format, value
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	limits := opts.Limits.withDefaults()
-	if err := t.checkStatic(limits); err != nil {
+	limits := opts.Limits.WithDefaults()
+	if err := limits.checkTemplate(t.components, t.depth, len(t.variables)+len(t.calculated)); err != nil {
 		return Stats{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -220,17 +221,22 @@ func (t *Template) Render(ctx context.Context, w io.Writer, format Format, value
 	return Stats{}, fmt.Errorf("render: unsupported format %q", format)
 }
 
-// checkStatic re-checks the schema's fixed sizes against this render's limits.
-func (t *Template) checkStatic(l Limits) error {
+// checkTemplate checks a template's fixed sizes against the limits and
+// returns the first one exceeded (nil when none is): components, nesting
+// depth, nested loops, nested conditions, variables. Compile checks them
+// against DefaultLimits; Render again against its own limits.
+func (l Limits) checkTemplate(components int, d depth, variables int) *LimitError {
 	switch {
-	case t.components > l.Components:
-		return newLimitError(LimitComponents, int64(t.components), int64(l.Components))
-	case t.depth.nesting > l.NestingDepth:
-		return newLimitError(LimitNestingDepth, int64(t.depth.nesting), int64(l.NestingDepth))
-	case t.depth.loops > l.LoopDepth:
-		return newLimitError(LimitLoopDepth, int64(t.depth.loops), int64(l.LoopDepth))
-	case t.depth.conds > l.ConditionalDepth:
-		return newLimitError(LimitConditionalDepth, int64(t.depth.conds), int64(l.ConditionalDepth))
+	case components > l.Components:
+		return newLimitError(LimitComponents, int64(components), int64(l.Components))
+	case d.nesting > l.NestingDepth:
+		return newLimitError(LimitNestingDepth, int64(d.nesting), int64(l.NestingDepth))
+	case d.loops > l.LoopDepth:
+		return newLimitError(LimitLoopDepth, int64(d.loops), int64(l.LoopDepth))
+	case d.conds > l.ConditionalDepth:
+		return newLimitError(LimitConditionalDepth, int64(d.conds), int64(l.ConditionalDepth))
+	case variables > l.Variables:
+		return newLimitError(LimitVariables, int64(variables), int64(l.Variables))
 	}
 	return nil
 }
