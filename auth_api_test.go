@@ -48,6 +48,12 @@ func TestSignupLoginRefreshLogout(t *testing.T) {
 	s.must(200, "POST", "/api/auth/logout", "", map[string]any{"refreshToken": u.refresh})
 	s.wantError(s.do("POST", "/api/auth/refresh", "", map[string]any{"refreshToken": u.refresh}), 401, "ERR_AUTH_008")
 	s.wantError(s.do("POST", "/api/auth/refresh", "", map[string]any{}), 400, "ERR_VALID_005")
+
+	// The password and every refresh token, spent or live, are stored only
+	// as hashes: none of them is in any file of the data directory.
+	for _, secret := range []string{u.password, u.refresh, login.str("refreshToken"), r1.str("refreshToken")} {
+		assertNotInFiles(t, s.Config.Data, secret)
+	}
 }
 
 func TestAccessTokenChecks(t *testing.T) {
