@@ -129,3 +129,44 @@ func TestAdminCommandsBesideRunningServer(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminCreateUserDefaultPlan checks the plan of the personal team that
+// folio admin create-user makes, as its owner sees it: free unless
+// --default-plan or FOLIO_DEFAULT_PLAN (as for serve) says otherwise.
+func TestAdminCreateUserDefaultPlan(t *testing.T) {
+	s := startServer(t) // serves with --default-plan scale: create-user must not inherit it
+	data := s.Config.Data
+	planOf := func(email string) string {
+		t.Helper()
+		login := s.must(200, "POST", "/api/auth/login", "", map[string]any{"email": email, "password": "operator pw"})
+		return s.must(200, "GET", "/api/dashboard/analytics/wallet", login.str("accessToken"), nil).str("plan")
+	}
+	create := func(email string, extra ...string) (int, string, string) {
+		return runCLI(t, append([]string{"admin", "create-user", "--data", data, "--email", email, "--password", "operator pw", "--name", "Ops"}, extra...)...)
+	}
+
+	if code, _, errOut := create("plain@example.com"); code != 0 {
+		t.Fatalf("create-user: %q", errOut)
+	}
+	if got := planOf("plain@example.com"); got != "free" {
+		t.Errorf("without --default-plan: plan %q, want free", got)
+	}
+	if code, out, errOut := create("flag@example.com", "--default-plan", "growth"); code != 0 || !strings.Contains(out, "on plan growth") {
+		t.Fatalf("create-user --default-plan growth: %q %q", out, errOut)
+	}
+	if got := planOf("flag@example.com"); got != "growth" {
+		t.Errorf("--default-plan growth: plan %q", got)
+	}
+	t.Setenv("FOLIO_DEFAULT_PLAN", "starter")
+	if code, _, errOut := create("env@example.com"); code != 0 {
+		t.Fatalf("create-user with FOLIO_DEFAULT_PLAN: %q", errOut)
+	}
+	if got := planOf("env@example.com"); got != "starter" {
+		t.Errorf("FOLIO_DEFAULT_PLAN=starter: plan %q", got)
+	}
+
+	if code, _, errOut := create("gold@example.com", "--default-plan", "gold"); code != 1 || !strings.Contains(errOut, "gold") {
+		t.Fatalf("--default-plan gold: exit %d, stderr %q", code, errOut)
+	}
+	s.wantError(s.do("POST", "/api/auth/login", "", map[string]any{"email": "gold@example.com", "password": "operator pw"}), 401, "ERR_AUTH_001")
+}

@@ -525,6 +525,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	password := fs.String("password", "", "user password (min 8 characters)")
 	name := fs.String("name", "", "user name")
 	verified := fs.Bool("verified", false, "mark the email verified")
+	defaultPlan := fs.String("default-plan", "free", "create-user: plan of the new user's personal team (as serve's --default-plan)")
 	team := fs.String("team", "", "team id or slug")
 	plan := fs.String("plan", "", "free, starter, growth or scale")
 	docs := fs.Int64("documents", 0, "number of document credits")
@@ -536,6 +537,9 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if cmd == "backup" {
 		return backup(ctx, *data, *out, *withFiles, stdout)
+	}
+	if _, err := app.FindPlan(*defaultPlan); err != nil && cmd == "create-user" {
+		return fmt.Errorf("--default-plan: %w", err)
 	}
 	if _, err := os.Stat(filepath.Join(*data, "folio.db")); err != nil && cmd != "create-user" {
 		return fmt.Errorf("no Folio database in %s (--data)", *data)
@@ -552,12 +556,12 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch cmd {
 	case "create-user":
 		auth := &app.AuthService{Users: db, Teams: db, Tokens: db, Mailer: &store.Outbox{Dir: store.OutboxDir(*data), From: "Folio <folio@localhost>", Now: time.Now},
-			Config: app.AuthConfig{DefaultPlan: "free"}, Now: time.Now}
+			Config: app.AuthConfig{DefaultPlan: *defaultPlan}, Now: time.Now}
 		u, err := auth.CreateUser(ctx, app.CreateUserInput{SignupInput: app.SignupInput{Email: *email, Password: *password, Name: *name}, Verified: *verified})
 		if err != nil {
 			return adminErr(err)
 		}
-		fmt.Fprintf(stdout, "created user %s <%s> with personal team %s\n", u.ID, u.Email, u.PersonalTeamID)
+		fmt.Fprintf(stdout, "created user %s <%s> with personal team %s on plan %s\n", u.ID, u.Email, u.PersonalTeamID, *defaultPlan)
 	case "verify-email":
 		if err := (&app.AuthService{Users: db, Now: time.Now}).VerifyEmailByAddress(ctx, *email); err != nil {
 			return adminErr(err)
