@@ -170,3 +170,45 @@ func TestAdminCreateUserDefaultPlan(t *testing.T) {
 	}
 	s.wantError(s.do("POST", "/api/auth/login", "", map[string]any{"email": "gold@example.com", "password": "operator pw"}), 401, "ERR_AUTH_001")
 }
+
+// TestAdminSetPlanAndCreditsBySlug names the team by its slug, as an
+// operator who only knows the slug would: the plan and credits change on
+// that team, as its owner sees them, and on no other.
+func TestAdminSetPlanAndCreditsBySlug(t *testing.T) {
+	s := startServer(t)
+	data := s.Config.Data
+	u := s.signup("Owner")
+	team := s.must(200, "POST", "/api/teams", u.token, map[string]any{"name": "Acme Corp", "slug": "acme-ops"})
+	wallet := func(teamID string) resp { // "": the personal team
+		t.Helper()
+		if teamID == "" {
+			return s.must(200, "GET", "/api/dashboard/analytics/wallet", u.token, nil)
+		}
+		return s.must(200, "GET", "/api/dashboard/analytics/wallet", u.token, nil, "X-Team-Id", teamID)
+	}
+	personal := wallet("")
+	if before := wallet(team.str("id")); before.str("plan") == "starter" || before.str("credits.remaining") != "0" {
+		t.Fatalf("new team already on starter or with credits: %s", before.raw)
+	}
+
+	if code, out, errOut := runCLI(t, "admin", "set-plan", "--data", data, "--team", "acme-ops", "--plan", "starter"); code != 0 || !strings.Contains(out, team.str("id")) {
+		t.Fatalf("set-plan --team acme-ops: %d %q %q", code, out, errOut)
+	}
+	if code, out, errOut := runCLI(t, "admin", "add-credits", "--data", data, "--team", "acme-ops", "--documents", "70"); code != 0 || !strings.Contains(out, "70 credits") {
+		t.Fatalf("add-credits --team acme-ops: %d %q %q", code, out, errOut)
+	}
+	if w := wallet(team.str("id")); w.str("plan") != "starter" || w.str("credits.remaining") != "70" {
+		t.Fatalf("team after set-plan/add-credits by slug: %s", w.raw)
+	}
+	if w := wallet(""); w.str("plan") != personal.str("plan") || w.str("credits.remaining") != personal.str("credits.remaining") {
+		t.Fatalf("personal team changed too: %s, was %s", w.raw, personal.raw)
+	}
+	for _, bad := range [][]string{
+		{"admin", "set-plan", "--data", data, "--team", "acme-nope", "--plan", "growth"},
+		{"admin", "add-credits", "--data", data, "--team", "acme-nope", "--documents", "5"},
+	} {
+		if code, _, errOut := runCLI(t, bad...); code != 1 || !strings.Contains(errOut, "ERR_TEAM_001") {
+			t.Fatalf("%v: exit %d, stderr %q", bad, code, errOut)
+		}
+	}
+}
