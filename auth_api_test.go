@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -48,6 +50,12 @@ func TestSignupLoginRefreshLogout(t *testing.T) {
 	s.must(200, "POST", "/api/auth/logout", "", map[string]any{"refreshToken": u.refresh})
 	s.wantError(s.do("POST", "/api/auth/refresh", "", map[string]any{"refreshToken": u.refresh}), 401, "ERR_AUTH_008")
 	s.wantError(s.do("POST", "/api/auth/refresh", "", map[string]any{}), 400, "ERR_VALID_005")
+
+	// The password and every refresh token, spent or live, are stored only
+	// as hashes: none of them is in any file of the data directory.
+	for _, secret := range []string{u.password, u.refresh, login.str("refreshToken"), r1.str("refreshToken")} {
+		assertNotInFiles(t, s.Config.Data, secret)
+	}
 }
 
 func TestAccessTokenChecks(t *testing.T) {
@@ -106,6 +114,38 @@ func TestLoginIsRateLimited(t *testing.T) {
 	// Other accounts are not locked out by it.
 	other := s.signup("Bystander")
 	s.must(200, "POST", "/api/auth/login", "", map[string]any{"email": other.email, "password": other.password})
+}
+
+// TestLoginIsRateLimitedPerIP spreads failed logins over many addresses, so
+// no per-email limit trips, until the client's IP has spent its 50 attempts
+// of the window: then even a right password from that IP is refused, while
+// the same account still signs in from another address.
+func TestLoginIsRateLimitedPerIP(t *testing.T) {
+	s := startServer(t)
+	victim := s.signup("Victim")
+	for i := range 50 {
+		email := fmt.Sprintf("spray-%d@example.com", i)
+		s.wantError(s.do("POST", "/api/auth/login", "", map[string]any{"email": email, "password": "guess guess"}), 401, "ERR_AUTH_001")
+	}
+	r := s.do("POST", "/api/auth/login", "", map[string]any{"email": victim.email, "password": victim.password})
+	s.wantError(r, http.StatusTooManyRequests, "ERR_QUOTA_003")
+	if r.header.Get("Retry-After") == "" {
+		t.Fatalf("429 without Retry-After: %v", r.header)
+	}
+
+	other := *s
+	other.client = clientFrom(t, s.client, "127.0.0.2")
+	other.must(200, "POST", "/api/auth/login", "", map[string]any{"email": victim.email, "password": victim.password})
+}
+
+// clientFrom returns a copy of c whose connections leave from the loopback
+// address ip, so the server sees another client IP.
+func clientFrom(t *testing.T, c *http.Client, ip string) *http.Client {
+	t.Helper()
+	tr := c.Transport.(*http.Transport).Clone()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	tr.DialContext = d.DialContext
+	return &http.Client{Timeout: c.Timeout, Transport: tr}
 }
 
 func TestSignupClosed(t *testing.T) {

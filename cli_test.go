@@ -129,3 +129,86 @@ func TestAdminCommandsBesideRunningServer(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminCreateUserDefaultPlan checks the plan of the personal team that
+// folio admin create-user makes, as its owner sees it: free unless
+// --default-plan or FOLIO_DEFAULT_PLAN (as for serve) says otherwise.
+func TestAdminCreateUserDefaultPlan(t *testing.T) {
+	s := startServer(t) // serves with --default-plan scale: create-user must not inherit it
+	data := s.Config.Data
+	planOf := func(email string) string {
+		t.Helper()
+		login := s.must(200, "POST", "/api/auth/login", "", map[string]any{"email": email, "password": "operator pw"})
+		return s.must(200, "GET", "/api/dashboard/analytics/wallet", login.str("accessToken"), nil).str("plan")
+	}
+	create := func(email string, extra ...string) (int, string, string) {
+		return runCLI(t, append([]string{"admin", "create-user", "--data", data, "--email", email, "--password", "operator pw", "--name", "Ops"}, extra...)...)
+	}
+
+	if code, _, errOut := create("plain@example.com"); code != 0 {
+		t.Fatalf("create-user: %q", errOut)
+	}
+	if got := planOf("plain@example.com"); got != "free" {
+		t.Errorf("without --default-plan: plan %q, want free", got)
+	}
+	if code, out, errOut := create("flag@example.com", "--default-plan", "growth"); code != 0 || !strings.Contains(out, "on plan growth") {
+		t.Fatalf("create-user --default-plan growth: %q %q", out, errOut)
+	}
+	if got := planOf("flag@example.com"); got != "growth" {
+		t.Errorf("--default-plan growth: plan %q", got)
+	}
+	t.Setenv("FOLIO_DEFAULT_PLAN", "starter")
+	if code, _, errOut := create("env@example.com"); code != 0 {
+		t.Fatalf("create-user with FOLIO_DEFAULT_PLAN: %q", errOut)
+	}
+	if got := planOf("env@example.com"); got != "starter" {
+		t.Errorf("FOLIO_DEFAULT_PLAN=starter: plan %q", got)
+	}
+
+	if code, _, errOut := create("gold@example.com", "--default-plan", "gold"); code != 1 || !strings.Contains(errOut, "gold") {
+		t.Fatalf("--default-plan gold: exit %d, stderr %q", code, errOut)
+	}
+	s.wantError(s.do("POST", "/api/auth/login", "", map[string]any{"email": "gold@example.com", "password": "operator pw"}), 401, "ERR_AUTH_001")
+}
+
+// TestAdminSetPlanAndCreditsBySlug names the team by its slug, as an
+// operator who only knows the slug would: the plan and credits change on
+// that team, as its owner sees them, and on no other.
+func TestAdminSetPlanAndCreditsBySlug(t *testing.T) {
+	s := startServer(t)
+	data := s.Config.Data
+	u := s.signup("Owner")
+	team := s.must(200, "POST", "/api/teams", u.token, map[string]any{"name": "Acme Corp", "slug": "acme-ops"})
+	wallet := func(teamID string) resp { // "": the personal team
+		t.Helper()
+		if teamID == "" {
+			return s.must(200, "GET", "/api/dashboard/analytics/wallet", u.token, nil)
+		}
+		return s.must(200, "GET", "/api/dashboard/analytics/wallet", u.token, nil, "X-Team-Id", teamID)
+	}
+	personal := wallet("")
+	if before := wallet(team.str("id")); before.str("plan") == "starter" || before.str("credits.remaining") != "0" {
+		t.Fatalf("new team already on starter or with credits: %s", before.raw)
+	}
+
+	if code, out, errOut := runCLI(t, "admin", "set-plan", "--data", data, "--team", "acme-ops", "--plan", "starter"); code != 0 || !strings.Contains(out, team.str("id")) {
+		t.Fatalf("set-plan --team acme-ops: %d %q %q", code, out, errOut)
+	}
+	if code, out, errOut := runCLI(t, "admin", "add-credits", "--data", data, "--team", "acme-ops", "--documents", "70"); code != 0 || !strings.Contains(out, "70 credits") {
+		t.Fatalf("add-credits --team acme-ops: %d %q %q", code, out, errOut)
+	}
+	if w := wallet(team.str("id")); w.str("plan") != "starter" || w.str("credits.remaining") != "70" {
+		t.Fatalf("team after set-plan/add-credits by slug: %s", w.raw)
+	}
+	if w := wallet(""); w.str("plan") != personal.str("plan") || w.str("credits.remaining") != personal.str("credits.remaining") {
+		t.Fatalf("personal team changed too: %s, was %s", w.raw, personal.raw)
+	}
+	for _, bad := range [][]string{
+		{"admin", "set-plan", "--data", data, "--team", "acme-nope", "--plan", "growth"},
+		{"admin", "add-credits", "--data", data, "--team", "acme-nope", "--documents", "5"},
+	} {
+		if code, _, errOut := runCLI(t, bad...); code != 1 || !strings.Contains(errOut, "ERR_TEAM_001") {
+			t.Fatalf("%v: exit %d, stderr %q", bad, code, errOut)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -177,5 +178,66 @@ func TestAPIKeyPlanLimit(t *testing.T) {
 	s.wantError(r, 400, "ERR_PLAN_002")
 	if r.str("relatedInfo.limit") != "1" {
 		t.Fatalf("relatedInfo = %v", r.get("relatedInfo"))
+	}
+}
+
+// TestKeyPermissionFlags checks the exact permission strings a new key gets
+// for each combination of create flags, absent flags taking their defaults
+// (DESIGN.md section 4): the read set always; send_emails (default on) adds
+// attachments:write, emails:write and webhooks:write; read_analytics
+// (default on) analytics:read; manage_templates (default off)
+// templates:write.
+func TestKeyPermissionFlags(t *testing.T) {
+	s := startServer(t) // scale plan: no key limit
+	u := s.signup("Flags")
+	want := func(send, analytics, manage bool) []string {
+		p := []string{"templates:read", "attachments:read", "emails:read"}
+		if send {
+			p = append(p, "attachments:write", "emails:write", "webhooks:write")
+		}
+		if analytics {
+			p = append(p, "analytics:read")
+		}
+		if manage {
+			p = append(p, "templates:write")
+		}
+		slices.Sort(p)
+		return p
+	}
+	type tc struct {
+		flags map[string]bool // nil: no permissions object at all
+		want  []string
+	}
+	cases := []tc{
+		{nil, want(true, true, false)},
+		{map[string]bool{}, want(true, true, false)},
+		{map[string]bool{"manage_templates": true}, want(true, true, true)},
+		{map[string]bool{"send_emails": false}, want(false, true, false)},
+		{map[string]bool{"read_analytics": false}, want(true, false, false)},
+	}
+	for _, send := range []bool{false, true} {
+		for _, analytics := range []bool{false, true} {
+			for _, manage := range []bool{false, true} {
+				cases = append(cases, tc{map[string]bool{"send_emails": send, "read_analytics": analytics, "manage_templates": manage}, want(send, analytics, manage)})
+			}
+		}
+	}
+	for i, c := range cases {
+		body := map[string]any{"name": fmt.Sprintf("flags %d", i)}
+		if c.flags != nil {
+			body["permissions"] = c.flags
+		}
+		created := s.must(200, "POST", "/api/api-keys", u.token, body)
+		got := s.must(200, "GET", "/api/api-keys/"+created.str("id"), u.token, nil)
+		for _, r := range []resp{created, got} {
+			var perms []string
+			for _, p := range r.get("permissions").([]any) {
+				perms = append(perms, p.(string))
+			}
+			slices.Sort(perms)
+			if !slices.Equal(perms, c.want) {
+				t.Errorf("flags %v: permissions %v, want %v", c.flags, perms, c.want)
+			}
+		}
 	}
 }

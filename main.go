@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	_ "time/tzdata" // profile time zones are checked against the IANA database, also in a static binary
@@ -75,6 +76,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// Operations defaults (docs/deploy.md).
+const (
+	defaultShutdownGrace = 30 * time.Second
+	defaultMinFreeMB     = 100
+)
+
 // Config is the serve configuration (DESIGN.md section 2).
 type Config struct {
 	Addr, Data, BaseURL, TLSCert, TLSKey string
@@ -85,7 +92,7 @@ type Config struct {
 	RateLimits, LogFormat                string
 	ReadHeaderTimeout, ReadTimeout       time.Duration
 
-	// Operations (ops.go, docs/deploy.md).
+	// Operations (docs/deploy.md).
 	ShutdownGrace  time.Duration // 0: 30 s
 	MetricsToken   string        // "": /metrics and /debug/pprof for loopback clients only
 	TrustedProxies string        // addresses/CIDRs whose X-Forwarded-For names the client
@@ -366,6 +373,30 @@ func (m *Main) openRateLimits(ctx context.Context) error {
 	return nil
 }
 
+// openOps gives the server its metrics, readiness checks and metrics token,
+// and registers the gauges read from the stores at scrape time.
+func (m *Main) openOps(docs *app.DocumentService) {
+	c := &m.Config
+	m.Server.Metrics = m.Metrics
+	m.Server.MetricsToken = c.MetricsToken
+	m.Server.TrustedProxies, _ = web.ParseTrustedProxies(c.TrustedProxies) // checked by validate
+	minFree := uint64(max(c.MinFreeMB, 0)) << 20
+	m.Server.Checks = []web.Check{
+		{Name: "sqlite", Run: m.DB.Ping},
+		{Name: "bbolt", Run: func(context.Context) error { return m.Bolt.Ping() }},
+		{Name: "dataDir", Run: func(context.Context) error { return store.CheckWritable(c.Data) }},
+		{Name: "disk", Run: func(context.Context) error { return store.CheckFreeSpace(c.Data, minFree) }},
+		{Name: "workers", Run: func(context.Context) error {
+			if docs.WorkersRunning() == 0 {
+				return errors.New("no document worker is running")
+			}
+			return nil
+		}},
+	}
+	m.Metrics.ObserveProcess(version, commit, date, time.Now())
+	m.Metrics.ObserveQueue(docs.WorkersRunning, func(ctx context.Context) (*app.QueueTotals, error) { return m.DB.QueueTotals(ctx, m.Now()) })
+}
+
 func (m *Main) openCerts() error {
 	c := &m.Config
 	cert, key := c.TLSCert, c.TLSKey
@@ -419,6 +450,47 @@ func (m *Main) Close() error {
 	return errors.Join(errs...)
 }
 
+// drain stops accepting connections and gives in-flight requests, running
+// jobs and webhook attempts one shared grace period (--shutdown-grace) to
+// end. Requests still open then are cut off; jobs and attempts still running
+// are left queued for the next start.
+func (m *Main) drain() {
+	grace := m.Config.ShutdownGrace
+	if grace <= 0 {
+		grace = defaultShutdownGrace
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	switch {
+	case m.Server != nil && m.served != nil:
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := m.Server.Shutdown(ctx); err != nil {
+				m.Logger.Warn("shutdown grace over: closing connections still open", "grace", grace.String())
+				m.Server.Close()
+			}
+		}()
+	case m.ln != nil:
+		m.ln.Close() // never served
+	}
+	for _, stop := range []func(context.Context){m.stopWorkers, m.stopDeliverer} {
+		if stop != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				stop(ctx)
+			}()
+		}
+	}
+	wg.Wait()
+	if m.Logger != nil && m.served != nil {
+		m.Logger.Info("stopped serving and working", "duration_ms", time.Since(start).Milliseconds(), "grace_exceeded", ctx.Err() != nil)
+	}
+}
+
 // URL is the base URL the server answers on.
 func (m *Main) URL() string { return m.Config.BaseURL }
 
@@ -435,7 +507,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := m.Open(ctx); err != nil {
 		return err
 	}
-	defer reloadOnHangup(m)()
+	defer m.Certs.ReloadOnHangup(m.Logger)()
 	select {
 	case <-ctx.Done():
 		m.Logger.Info("shutting down")
@@ -464,6 +536,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	password := fs.String("password", "", "user password (min 8 characters)")
 	name := fs.String("name", "", "user name")
 	verified := fs.Bool("verified", false, "mark the email verified")
+	defaultPlan := fs.String("default-plan", "free", "create-user: plan of the new user's personal team (as serve's --default-plan)")
 	team := fs.String("team", "", "team id or slug")
 	plan := fs.String("plan", "", "free, starter, growth or scale")
 	docs := fs.Int64("documents", 0, "number of document credits")
@@ -475,6 +548,9 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if cmd == "backup" {
 		return backup(ctx, *data, *out, *withFiles, stdout)
+	}
+	if _, err := app.FindPlan(*defaultPlan); err != nil && cmd == "create-user" {
+		return fmt.Errorf("--default-plan: %w", err)
 	}
 	if _, err := os.Stat(filepath.Join(*data, "folio.db")); err != nil && cmd != "create-user" {
 		return fmt.Errorf("no Folio database in %s (--data)", *data)
@@ -491,12 +567,12 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch cmd {
 	case "create-user":
 		auth := &app.AuthService{Users: db, Teams: db, Tokens: db, Mailer: &store.Outbox{Dir: store.OutboxDir(*data), From: "Folio <folio@localhost>", Now: time.Now},
-			Config: app.AuthConfig{DefaultPlan: "free"}, Now: time.Now}
+			Config: app.AuthConfig{DefaultPlan: *defaultPlan}, Now: time.Now}
 		u, err := auth.CreateUser(ctx, app.CreateUserInput{SignupInput: app.SignupInput{Email: *email, Password: *password, Name: *name}, Verified: *verified})
 		if err != nil {
 			return adminErr(err)
 		}
-		fmt.Fprintf(stdout, "created user %s <%s> with personal team %s\n", u.ID, u.Email, u.PersonalTeamID)
+		fmt.Fprintf(stdout, "created user %s <%s> with personal team %s on plan %s\n", u.ID, u.Email, u.PersonalTeamID, *defaultPlan)
 	case "verify-email":
 		if err := (&app.AuthService{Users: db, Now: time.Now}).VerifyEmailByAddress(ctx, *email); err != nil {
 			return adminErr(err)
@@ -574,9 +650,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"date": time.Now().UTC().Format(time.RFC3339), "cpus": runtime.NumCPU(), "go": runtime.Version(), "results": res})
+		return client.WriteJSON(stdout, res)
 	}
 	client.WriteTable(stdout, res)
 	return nil
@@ -587,122 +661,35 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func soak(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dur := fs.Duration("duration", 10*time.Minute, "how long to drive load")
-	conc := fs.Int("concurrency", 16, "concurrent clients")
-	teams := fs.Int("teams", 20, "teams")
-	examples := fs.String("examples", "testdata/templates", "directory with invoice.json and invoice.vars.json")
-	asJSON := fs.Bool("json", false, "print JSON")
+	r := client.SoakRun{Out: stdout, Log: stderr}
+	fs.DurationVar(&r.Duration, "duration", 10*time.Minute, "how long to drive load")
+	fs.IntVar(&r.Concurrency, "concurrency", 16, "concurrent clients")
+	fs.IntVar(&r.Teams, "teams", 20, "teams")
+	fs.StringVar(&r.Examples, "examples", "testdata/templates", "directory with invoice.json and invoice.vars.json")
+	fs.BoolVar(&r.JSON, "json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	bin, err := os.Executable()
-	if err != nil {
+	var err error
+	if r.Binary, err = os.Executable(); err != nil {
 		return err
 	}
-	data, err := os.MkdirTemp("", "folio-soak-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(data)
-	rcv, err := client.StartReceiver()
-	if err != nil {
-		return err
-	}
-	defer rcv.Close()
-	caFile := filepath.Join(data, "receiver-ca.pem")
-	if err := os.WriteFile(caFile, rcv.CAPEM, 0o600); err != nil {
-		return err
-	}
-	logf, err := os.Create(filepath.Join(os.TempDir(), "folio-soak-server.log"))
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	p, err := client.StartProcess(bin, data, logf, "--default-plan", "scale", "--rate-limits", "off", "--webhook-allow-private", "--webhook-ca", caFile)
-	if err != nil {
-		return err
-	}
-	defer p.Stop()
-	c, err := p.Client()
-	if err != nil {
-		return err
-	}
-	def, vars, err := client.LoadExample(*examples)
-	if err != nil {
-		return err
-	}
-	rep, err := client.Soak(ctx, client.SoakConfig{
-		Client: c, PID: p.Cmd.Process.Pid, Teams: *teams, Concurrency: *conc, Duration: *dur, Template: def, Vars: vars,
-		Verify:  func(email string) error { return p.Admin("verify-email", "--email", email) },
-		HookURL: rcv.URL, Delivered: rcv.Delivered, Log: stderr,
-	})
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(rep)
-	} else {
-		client.WriteSoak(stdout, rep)
-	}
-	if !rep.Passed {
-		return fmt.Errorf("soak failed: %v", rep.Problems)
-	}
-	return nil
+	return client.RunSoak(ctx, r)
 }
 
 // backup writes a backup archive, through the running server when there is
 // one (it holds the bbolt file), else from the files directly.
-func backup(ctx context.Context, data, out string, withFiles bool, stdout io.Writer) (err error) {
-	if out == "" {
-		return fmt.Errorf("backup needs --out FILE")
+func backup(ctx context.Context, data, out string, withFiles bool, stdout io.Writer) error {
+	live := func(w io.Writer) (bool, error) {
+		return web.FetchBackup(filepath.Join(data, "admin.sock"), withFiles, w)
 	}
-	if _, err := os.Stat(filepath.Join(data, "folio.db")); err != nil {
-		return fmt.Errorf("no Folio database in %s (--data)", data)
-	}
-	tmp := out + ".partial"
-	f, err := os.Create(tmp)
+	fromServer, err := store.BackupFile(ctx, data, out, withFiles, live)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		f.Close()
-		if err != nil {
-			os.Remove(tmp)
-		}
-	}()
-	via := "running server"
-	res, err := web.AdminClient(filepath.Join(data, "admin.sock")).Post(fmt.Sprintf("http://folio/backup?files=%t", withFiles), "", nil)
-	if err == nil {
-		defer res.Body.Close()
-		if res.StatusCode != 200 {
-			return fmt.Errorf("backup: server answered %s", res.Status)
-		}
-		if _, err = io.Copy(f, res.Body); err != nil {
-			return fmt.Errorf("backup interrupted: %w", err)
-		}
-	} else {
-		via = "data directory (no server running)"
-		db, err := store.Open(ctx, filepath.Join(data, "folio.db"))
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		b, err := store.OpenBolt(filepath.Join(data, "queue.db"))
-		if err != nil {
-			return err
-		}
-		defer b.Close()
-		if err := store.WriteBackup(ctx, db, b, data, withFiles, f); err != nil {
-			return err
-		}
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, out); err != nil {
-		return err
+	via := "data directory (no server running)"
+	if fromServer {
+		via = "running server"
 	}
 	fmt.Fprintf(stdout, "backup written to %s (from the %s)\n", out, via)
 	return nil

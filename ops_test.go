@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -520,13 +521,31 @@ func TestLogsCarryRequestIDsAndNoSecrets(t *testing.T) {
 			s := startMain(t, &Main{Logger: slog.New(h)}, func(c *Config) {
 				c.WebhookAllowPrivate, c.WebhookCA, c.LogFormat = true, rcv.caFile, format
 			})
-			secrets := scriptedSession(t, s, rcv)
+			secrets, teamID := scriptedSession(t, s, rcv)
 			text := logs.String()
 			const reqID = "req-logs-0001"
 			for _, msg := range []string{"request", "job ended", "webhook attempt"} {
 				if !logLineHas(text, msg, reqID) {
 					t.Errorf("no %q log line carries request id %s", msg, reqID)
 				}
+			}
+			// The generate call's one access line: method, path, status,
+			// duration and the team it acted for.
+			var access []map[string]string
+			for _, l := range logLines(t, text, format) {
+				if l["msg"] == "request" && l["request_id"] == reqID {
+					access = append(access, l)
+				}
+			}
+			if len(access) != 1 {
+				t.Fatalf("%d access lines for request %s, want 1", len(access), reqID)
+			}
+			a := access[0]
+			if a["method"] != "POST" || a["path"] != "/api/v1/documents/generate" || a["status"] != "200" || a["team"] != teamID {
+				t.Errorf("access line %v, want POST /api/v1/documents/generate 200 team %s", a, teamID)
+			}
+			if d, err := strconv.ParseFloat(a["duration_ms"], 64); err != nil || d < 0 {
+				t.Errorf("access line duration_ms %q", a["duration_ms"])
 			}
 			jwtKey, _ := os.ReadFile(filepath.Join(s.Config.Data, "keys", "jwt.key"))
 			dlKey, _ := os.ReadFile(filepath.Join(s.Config.Data, "keys", "download.key"))
@@ -551,12 +570,12 @@ func TestLogsCarryRequestIDsAndNoSecrets(t *testing.T) {
 	}
 }
 
-// scriptedSession exercises the API and returns every secret it saw.
-func scriptedSession(t *testing.T, s *testServer, rcv *receiver) []string {
+// scriptedSession exercises the API and returns every secret it saw and the
+// id of the team it generated a document for.
+func scriptedSession(t *testing.T, s *testServer, rcv *receiver) (secrets []string, teamID string) {
 	t.Helper()
 	const pw1, pw2, wrong = "Sup3r-Secret-Passw0rd!", "An0ther-Secret-Passw0rd?", "Wr0ng-Passw0rd-Guess"
 	const email = "secrets@example.com"
-	var secrets []string
 	keep := func(v string) string {
 		if v == "" {
 			t.Fatal("expected a secret, got nothing")
@@ -615,8 +634,40 @@ func scriptedSession(t *testing.T, s *testServer, rcv *receiver) []string {
 		"variables": map[string]any{"number": []string{keep("bad-type-value-93ad")}, "customer": "c"}}), 400, "ERR_VALID_002")
 	rcv.waitFor(1, 10*time.Second)
 	time.Sleep(100 * time.Millisecond) // the attempt's log line follows its answer
-	return secrets
+	return secrets, keyResp.str("teamId")
 }
+
+// logLines parses a text or JSON slog output into one map of attribute
+// values (as text) per line.
+func logLines(t *testing.T, logs, format string) []map[string]string {
+	t.Helper()
+	var out []map[string]string
+	for _, l := range strings.Split(strings.TrimSpace(logs), "\n") {
+		m := map[string]string{}
+		if format == "json" {
+			var v map[string]any
+			if err := json.Unmarshal([]byte(l), &v); err != nil {
+				t.Fatalf("log line %q: %v", l, err)
+			}
+			for k, x := range v {
+				m[k] = fmt.Sprint(x)
+			}
+		} else {
+			for _, kv := range textAttr.FindAllStringSubmatch(l, -1) {
+				val := kv[2]
+				if uq, err := strconv.Unquote(val); err == nil {
+					val = uq
+				}
+				m[kv[1]] = val
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// textAttr is one key=value of slog's text format (value quoted when needed).
+var textAttr = regexp.MustCompile(`(?:^| )([\w.]+)=("(?:[^"\\]|\\.)*"|\S*)`)
 
 // logLineHas reports whether a log line with message msg also holds want.
 func logLineHas(logs, msg, want string) bool {

@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"folio/app/metrics"
@@ -88,6 +90,85 @@ func (m *Metrics) WebhookAttempt(outcome string) {
 
 // Documents returns the count of ended documents of a format and status.
 func (m *Metrics) Documents(format, status string) uint64 { return m.documents.Value(format, status) }
+
+// ObserveProcess registers the gauges describing the running binary: its
+// version, commit and build date, its start time and its goroutines.
+func (m *Metrics) ObserveProcess(version, commit, date string, started time.Time) {
+	reg := m.Registry
+	start := float64(started.Unix())
+	reg.NewGaugeFunc("folio_build_info", "The running binary's version, commit and build date (always 1).",
+		[]string{"version", "commit", "date", "goversion"}, func(set func(float64, ...string)) {
+			set(1, version, commit, date, runtime.Version())
+		})
+	reg.NewGaugeFunc("process_start_time_seconds", "Start time of the process since the Unix epoch.", nil,
+		func(set func(float64, ...string)) { set(start) })
+	reg.NewGaugeFunc("go_goroutines", "Goroutines that currently exist.", nil,
+		func(set func(float64, ...string)) { set(float64(runtime.NumGoroutine())) })
+}
+
+// QueueTotals are the server-wide queue figures of /metrics.
+type QueueTotals struct {
+	Pending, Processing int
+	// OldestPendingAge is how long the oldest pending job has waited (0: none).
+	OldestPendingAge  time.Duration
+	PendingDeliveries int
+}
+
+// ObserveQueue registers the gauges of the running document workers, the
+// unfinished jobs and the pending webhook deliveries. The queue figures are
+// read by totals at most once a second (three gauges share a reading); when
+// a reading fails, its series are absent from that scrape.
+func (m *Metrics) ObserveQueue(workers func() int, totals func(context.Context) (*QueueTotals, error)) {
+	reg := m.Registry
+	q := &queueReader{read: totals}
+	reg.NewGaugeFunc("folio_workers", "Document workers taking jobs.", nil,
+		func(set func(float64, ...string)) { set(float64(workers())) })
+	reg.NewGaugeFunc("folio_queue_jobs", "Unfinished jobs of all teams by state (pending: queued, processing: being rendered).",
+		[]string{"state"}, func(set func(float64, ...string)) {
+			if t := q.get(); t != nil {
+				set(float64(t.Pending), "pending")
+				set(float64(t.Processing), "processing")
+			}
+		})
+	reg.NewGaugeFunc("folio_queue_oldest_pending_age_seconds", "How long the oldest pending job has waited (0 when none waits).", nil,
+		func(set func(float64, ...string)) {
+			if t := q.get(); t != nil {
+				set(t.OldestPendingAge.Seconds())
+			}
+		})
+	reg.NewGaugeFunc("folio_webhook_deliveries_pending", "Webhook deliveries with attempts still to make.", nil,
+		func(set func(float64, ...string)) {
+			if t := q.get(); t != nil {
+				set(float64(t.PendingDeliveries))
+			}
+		})
+}
+
+// queueReader reads the queue figures once per scrape and at most once a
+// second.
+type queueReader struct {
+	read func(context.Context) (*QueueTotals, error)
+
+	mu   sync.Mutex
+	at   time.Time
+	last *QueueTotals
+}
+
+func (q *queueReader) get() *QueueTotals {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.last != nil && time.Since(q.at) < time.Second {
+		return q.last
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	t, err := q.read(ctx)
+	if err != nil {
+		return nil
+	}
+	q.at, q.last = time.Now(), t
+	return t
+}
 
 type requestIDKey struct{}
 

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -79,6 +80,61 @@ func WriteBackup(ctx context.Context, db *DB, b *Bolt, dataDir string, withFiles
 		return err
 	}
 	return gz.Close()
+}
+
+// BackupFile writes a backup archive of the data directory to out, first
+// as out.partial, renamed once complete and synced. A running server holds
+// the bbolt file, so live, when set, is asked first to stream the archive
+// from it; it reports served false when no server answered, and the archive
+// is then written from the files directly. fromServer says which happened.
+func BackupFile(ctx context.Context, dataDir, out string, withFiles bool, live func(w io.Writer) (served bool, err error)) (fromServer bool, err error) {
+	if out == "" {
+		return false, fmt.Errorf("backup needs --out FILE")
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "folio.db")); err != nil {
+		return false, fmt.Errorf("no Folio database in %s (--data)", dataDir)
+	}
+	tmp := out + ".partial"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		f.Close()
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}()
+	if live != nil {
+		if fromServer, err = live(f); err != nil {
+			return fromServer, err
+		}
+	}
+	if !fromServer {
+		if err := backupOffline(ctx, dataDir, withFiles, f); err != nil {
+			return false, err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return fromServer, err
+	}
+	return fromServer, os.Rename(tmp, out)
+}
+
+// backupOffline writes the archive from the database files of a data
+// directory no server has open.
+func backupOffline(ctx context.Context, dataDir string, withFiles bool, w io.Writer) error {
+	db, err := Open(ctx, filepath.Join(dataDir, "folio.db"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	b, err := OpenBolt(filepath.Join(dataDir, "queue.db"))
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	return WriteBackup(ctx, db, b, dataDir, withFiles, w)
 }
 
 // BackupName is a default archive name.

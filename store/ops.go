@@ -8,20 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-)
 
-// QueueTotals are the server-wide queue figures of /metrics.
-type QueueTotals struct {
-	Pending, Processing int
-	// OldestPendingAge is how long the oldest pending job has waited (0: none).
-	OldestPendingAge  time.Duration
-	PendingDeliveries int
-}
+	"folio/app"
+)
 
 // QueueTotals counts unfinished jobs and webhook deliveries of every team
 // (partial indexes keep this cheap whatever the job history).
-func (db *DB) QueueTotals(ctx context.Context, now time.Time) (*QueueTotals, error) {
-	var t QueueTotals
+func (db *DB) QueueTotals(ctx context.Context, now time.Time) (*app.QueueTotals, error) {
+	var t app.QueueTotals
 	var oldest sql.NullInt64
 	err := db.read.QueryRowContext(ctx, `SELECT
 		(SELECT COUNT(*) FROM jobs WHERE status = 'pending'),

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -61,4 +62,22 @@ func AdminClient(path string) *http.Client {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", path)
 	}}}
+}
+
+// FetchBackup asks the server listening on the admin socket at path for a
+// backup archive and copies it to w. served is false, with no error, when no
+// server answers on the socket.
+func FetchBackup(path string, withFiles bool, w io.Writer) (served bool, err error) {
+	res, err := AdminClient(path).Post(fmt.Sprintf("http://folio/backup?files=%t", withFiles), "", nil)
+	if err != nil {
+		return false, nil
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		return true, fmt.Errorf("backup: server answered %s", res.Status)
+	}
+	if _, err := io.Copy(w, res.Body); err != nil {
+		return true, fmt.Errorf("backup interrupted: %w", err)
+	}
+	return true, nil
 }

@@ -10,11 +10,14 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -94,4 +97,28 @@ func (c *Certs) Get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.cert, nil
+}
+
+// ReloadOnHangup reloads the certificate files on SIGHUP, so a renewed
+// certificate is served without a restart. On error the previous
+// certificate stays. The returned function stops listening for the signal.
+func (c *Certs) ReloadOnHangup(logger *slog.Logger) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-hup:
+				if err := c.Load(); err != nil {
+					logger.Error("certificate reload failed; the previous certificate stays", "cert", c.CertFile, "err", err)
+				} else {
+					logger.Info("certificate reloaded", "cert", c.CertFile)
+				}
+			}
+		}
+	}()
+	return func() { signal.Stop(hup); close(done) }
 }

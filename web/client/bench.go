@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -163,6 +164,14 @@ func rssKB() int64 {
 		}
 	}
 	return 0
+}
+
+// WriteJSON prints results as indented JSON, with the date, CPUs and Go
+// version they were measured with.
+func WriteJSON(w io.Writer, rs []Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"date": time.Now().UTC().Format(time.RFC3339), "cpus": runtime.NumCPU(), "go": runtime.Version(), "results": rs})
 }
 
 // WriteTable prints results as an aligned table.

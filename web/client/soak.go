@@ -2,11 +2,13 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +16,76 @@ import (
 	"sync/atomic"
 	"time"
 )
+
+// SoakRun is a whole soak run: a server process, a webhook receiver and the
+// load (docs/reliability.md).
+type SoakRun struct {
+	Binary      string // the folio binary to run as the server
+	Examples    string // directory with invoice.json and invoice.vars.json
+	Duration    time.Duration
+	Concurrency int
+	Teams       int
+	JSON        bool      // report as JSON instead of text
+	Out, Log    io.Writer // report; progress
+}
+
+// RunSoak starts r.Binary as a server on a temporary data directory (scale
+// plan, no rate limits, webhooks to a local receiver), drives it with Soak
+// and writes the report. Its error says when the run failed its checks. The
+// server's log goes to folio-soak-server.log in the temporary directory.
+func RunSoak(ctx context.Context, r SoakRun) error {
+	data, err := os.MkdirTemp("", "folio-soak-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(data)
+	rcv, err := StartReceiver()
+	if err != nil {
+		return err
+	}
+	defer rcv.Close()
+	caFile := filepath.Join(data, "receiver-ca.pem")
+	if err := os.WriteFile(caFile, rcv.CAPEM, 0o600); err != nil {
+		return err
+	}
+	logf, err := os.Create(filepath.Join(os.TempDir(), "folio-soak-server.log"))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	p, err := StartProcess(r.Binary, data, logf, "--default-plan", "scale", "--rate-limits", "off", "--webhook-allow-private", "--webhook-ca", caFile)
+	if err != nil {
+		return err
+	}
+	defer p.Stop()
+	c, err := p.Client()
+	if err != nil {
+		return err
+	}
+	def, vars, err := LoadExample(r.Examples)
+	if err != nil {
+		return err
+	}
+	rep, err := Soak(ctx, SoakConfig{
+		Client: c, PID: p.Cmd.Process.Pid, Teams: r.Teams, Concurrency: r.Concurrency, Duration: r.Duration, Template: def, Vars: vars,
+		Verify:  func(email string) error { return p.Admin("verify-email", "--email", email) },
+		HookURL: rcv.URL, Delivered: rcv.Delivered, Log: r.Log,
+	})
+	if err != nil {
+		return err
+	}
+	if r.JSON {
+		enc := json.NewEncoder(r.Out)
+		enc.SetIndent("", "  ")
+		enc.Encode(rep)
+	} else {
+		WriteSoak(r.Out, rep)
+	}
+	if !rep.Passed {
+		return fmt.Errorf("soak failed: %v", rep.Problems)
+	}
+	return nil
+}
 
 // SoakConfig drives Soak against a server running in another process.
 type SoakConfig struct {
