@@ -193,8 +193,11 @@ type Main struct {
 	stopJanitor   func()
 	stopDeliverer func(context.Context)
 	stopLimits    func()
-	admin         *web.AdminSocket
-	served        chan error
+	stopHangup    func()
+	// reloadOnHangup makes Open reload the certificate on SIGHUP (serve).
+	reloadOnHangup bool
+	admin          *web.AdminSocket
+	served         chan error
 }
 
 // Open opens the stores, starts the workers and begins serving HTTPS. It
@@ -303,6 +306,11 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		// Operator commands fall back to the files; only a live backup needs it.
 		m.Logger.Warn("admin socket unavailable; folio admin backup will need the server stopped", "path", m.admin.Path, "err", err)
 		m.admin = nil
+	}
+	if m.reloadOnHangup {
+		// Before serving: a SIGHUP sent as soon as the port answers must
+		// reload, not kill the process (SIGHUP's default action).
+		m.stopHangup = m.Certs.ReloadOnHangup(m.Logger)
 	}
 	m.served = make(chan error, 1)
 	go func() { m.served <- m.Server.Serve(m.ln, m.Certs.Get) }()
@@ -435,6 +443,9 @@ func (m *Main) Close() error {
 		m.admin.Close()
 	}
 	m.drain()
+	if m.stopHangup != nil {
+		m.stopHangup()
+	}
 	if m.stopJanitor != nil {
 		m.stopJanitor()
 	}
@@ -497,7 +508,7 @@ func (m *Main) URL() string { return m.Config.BaseURL }
 func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := newFlagSet()
 	fs.SetOutput(stderr)
-	m := &Main{}
+	m := &Main{reloadOnHangup: true}
 	m.Config.flags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -507,7 +518,6 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := m.Open(ctx); err != nil {
 		return err
 	}
-	defer m.Certs.ReloadOnHangup(m.Logger)()
 	select {
 	case <-ctx.Done():
 		m.Logger.Info("shutting down")
