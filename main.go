@@ -89,6 +89,7 @@ type Config struct {
 	ShutdownGrace time.Duration // 0: 30 s
 	MetricsToken  string        // "": /metrics and /debug/pprof for loopback clients only
 	MinFreeMB     int64         // readiness needs this much free disk in --data
+	GenerateWait  time.Duration // how long a synchronous generate waits (0: 30 s)
 }
 
 // flags defines the serve flags on fs, with FOLIO_<NAME> environment
@@ -242,7 +243,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	templates := &app.TemplateService{Templates: m.DB, Teams: m.DB, Engine: engine, Now: m.Now, Activity: activity}
 	docs := &app.DocumentService{
 		Jobs: m.DB, Batches: m.DB, Templates: templates, Teams: m.DB, Queue: m.Bolt, Files: &store.Files{Root: filepath.Join(c.Data, "files")},
-		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics,
+		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics, GenerateWait: c.GenerateWait,
 	}
 	auth := &app.AuthService{Users: m.DB, Teams: m.DB, Tokens: m.DB, Keys: m.DB, Accounts: m.DB, TwoFactor: m.DB, Mailer: mailer, Limiter: app.NewMemoryLimiter(),
 		Config: app.AuthConfig{JWTKey: jwtKey, BaseURL: c.BaseURL, SignupOpen: c.Signup == "open", DefaultPlan: c.DefaultPlan}, Now: m.Now}
