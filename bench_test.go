@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -52,4 +53,37 @@ func BenchmarkBatch100(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "docs/s")
+}
+
+// TestBenchCommandSmoke runs `folio bench` briefly on one scenario: it serves,
+// generates over HTTPS and reports its figures as JSON.
+func TestBenchCommandSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server and drives it for a second")
+	}
+	code, out, errOut := runCLI(t, "bench", "--duration", "1s", "--scenarios", "invoice", "--concurrency", "2", "--workers", "1", "--json")
+	if code != 0 {
+		t.Fatalf("bench exited %d: %s", code, errOut)
+	}
+	var report struct {
+		Results []struct {
+			Scenario      string  `json:"scenario"`
+			Documents     int     `json:"documents"`
+			Errors        int     `json:"errors"`
+			FirstError    string  `json:"firstError"`
+			DocsPerSecond float64 `json:"docsPerSecond"`
+			P50ms         float64 `json:"p50Ms"`
+			P99ms         float64 `json:"p99Ms"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &report); err != nil {
+		t.Fatalf("bench output is not JSON: %v\n%s", err, out)
+	}
+	if len(report.Results) != 1 {
+		t.Fatalf("%d results, want 1: %s", len(report.Results), out)
+	}
+	r := report.Results[0]
+	if r.Documents <= 0 || r.Errors != 0 || r.DocsPerSecond <= 0 || r.P50ms <= 0 || r.P99ms < r.P50ms {
+		t.Fatalf("bench result = %+v", r)
+	}
 }

@@ -272,10 +272,14 @@ func TestQueueStatsAndAnalytics(t *testing.T) {
 	u := s.signup("Analyst")
 	key := s.createKey(u.token, nil)
 	tpl := s.createTemplate(u.token, "Long", longTemplate())
+	started := time.Now()
 	for i := 0; i < 3; i++ {
 		s.must(200, "POST", "/api/v1/documents/generate", key, map[string]any{"templateId": tpl.str("id"), "format": "pdf", "variables": map[string]any{"body": "ok"}})
 	}
 	s.do("POST", "/api/v1/documents/generate", key, map[string]any{"templateId": tpl.str("id"), "format": "pdf", "variables": map[string]any{"body": longText}})
+	// Every job ran inside its synchronous request, so the average generation
+	// time lies between zero and the time all four requests took.
+	spent := float64(time.Since(started).Milliseconds())
 
 	q := s.must(200, "GET", "/api/v1/documents/queue/stats", key, nil)
 	if q.str("completedLastHour") != "3" || q.str("failedLastHour") != "1" || q.str("pending") != "0" || q.str("workers") != "2" || q.get("oldestPendingAgeSeconds") == nil || q.get("processing") == nil {
@@ -309,8 +313,8 @@ func TestQueueStatsAndAnalytics(t *testing.T) {
 			ta.str("usage.last30Days") != "4" || ta.str("performance.successRate") != "75" || ta.str("performance.failedCount") != "1" || len(ta.get("trend").([]any)) != 1 {
 			t.Fatalf("template analytics = %s", ta.raw)
 		}
-		if ta.get("performance.avgGenerationTimeMs") == nil {
-			t.Fatalf("no avg time: %s", ta.raw)
+		if avg, ok := ta.get("performance.avgGenerationTimeMs").(float64); !ok || avg <= 0 || avg > spent {
+			t.Fatalf("avgGenerationTimeMs %v, want above 0 and at most the %v ms the requests took: %s", ta.get("performance.avgGenerationTimeMs"), spent, ta.raw)
 		}
 	}
 	s.wantError(s.do("GET", "/api/templates/"+tpl.str("id")+"/analytics?period=2w", key, nil), 400, "ERR_VALID_003")
@@ -347,6 +351,10 @@ func TestRetentionJanitor(t *testing.T) {
 	tpl := s.createTemplate(u.token, "Invoice", invoiceTemplate)
 	g := s.must(200, "POST", "/api/v1/documents/generate", key, map[string]any{"templateId": tpl.str("id"), "format": "pdf",
 		"variables": map[string]any{"number": "1", "customer": "c"}})
+	long := s.createTemplate(u.token, "Long", longTemplate())
+	failed := s.do("POST", "/api/v1/documents/generate", key, map[string]any{"templateId": long.str("id"), "format": "pdf", "variables": map[string]any{"body": longText}})
+	s.wantError(failed, 400, "ERR_LIMIT_001")
+	failedID := failed.str("relatedInfo.jobId")
 	files, _ := filepath.Glob(filepath.Join(s.Config.Data, "files", "*", g.str("jobId")+".pdf"))
 	if len(files) != 1 {
 		t.Fatal("no file")
@@ -374,8 +382,118 @@ func TestRetentionJanitor(t *testing.T) {
 	}
 	s.wantError(s.do("GET", g.str("downloadUrl"), "", nil), 403, "ERR_JOB_003")
 
-	// Completed records go after 7 days.
+	// Completed records go after 7 days; failed ones stay for 30.
 	advance(6 * 24 * time.Hour)
-	docs.Sweep(t.Context())
+	if err := docs.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	s.wantError(s.do("GET", "/api/v1/documents/jobs/"+g.str("jobId"), key, nil), 404, "ERR_JOB_001")
+	if j := s.must(200, "GET", "/api/v1/documents/jobs/"+failedID, key, nil); j.str("status") != "failed" {
+		t.Fatalf("failed job on day 8 = %s", j.raw)
+	}
+	advance(22 * 24 * time.Hour) // day 29
+	if err := docs.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s.must(200, "GET", "/api/v1/documents/jobs/"+failedID, key, nil)
+	advance(24 * time.Hour) // day 30 and an hour
+	if err := docs.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s.wantError(s.do("GET", "/api/v1/documents/jobs/"+failedID, key, nil), 404, "ERR_JOB_001")
+}
+
+// TestJobFiltersMixedStatusesAndDates lists and exports jobs of every status,
+// some created ten days earlier (injected clock): each filter keeps exactly
+// the jobs it names.
+func TestJobFiltersMixedStatusesAndDates(t *testing.T) {
+	var mu sync.Mutex
+	today := time.Now().UTC()
+	now := today.AddDate(0, 0, -10)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s := startMain(t, &Main{Now: clock}, func(c *Config) { c.Workers = 1 })
+	u := s.signup("Filterer")
+	key := s.createKey(u.token, nil)
+	inv := s.createTemplate(u.token, "Invoice", invoiceTemplate).str("id")
+	long := s.createTemplate(u.token, "Long", longTemplate()).str("id")
+	gen := func(body map[string]any) string {
+		t.Helper()
+		r := s.do("POST", "/api/v1/documents/generate", key, body)
+		if r.status == 200 {
+			return r.str("jobId")
+		}
+		return r.str("relatedInfo.jobId")
+	}
+
+	old := gen(invoiceBody(inv, "Old"))
+	mu.Lock()
+	now = today
+	mu.Unlock()
+	c1, c2 := gen(invoiceBody(inv, "One")), gen(invoiceBody(inv, "Two"))
+	failed := gen(map[string]any{"templateId": long, "format": "pdf", "variables": map[string]any{"body": longText}})
+	g := newGate(t, s)
+	running := s.must(200, "POST", "/api/v1/documents/generate?async=true", key, invoiceBody(inv, "Running")).str("jobId")
+	if held := g.Held(); held != running {
+		t.Fatalf("held %s, want %s", held, running)
+	}
+	pending := s.must(200, "POST", "/api/v1/documents/generate?async=true", key, invoiceBody(inv, "Pending")).str("jobId")
+
+	ids := func(rows []any) string {
+		var out []string
+		for _, r := range rows {
+			out = append(out, r.(map[string]any)["jobId"].(string))
+		}
+		return strings.Join(out, ",")
+	}
+	join := func(s ...string) string { return strings.Join(s, ",") }
+	// The list is newest first.
+	for _, c := range []struct{ query, want string }{
+		{"", join(pending, running, failed, c2, c1, old)},
+		{"status=completed", join(c2, c1, old)},
+		{"status=failed", failed},
+		{"status=processing", running},
+		{"status=pending", pending},
+		{"status=completed&templateId=" + long, ""},
+		{"status=failed&templateId=" + long, failed},
+	} {
+		l := s.must(200, "GET", "/api/v1/documents/jobs?"+c.query, key, nil)
+		if got := ids(l.get("data").([]any)); got != c.want || l.str("meta.total") != fmt.Sprint(len(l.get("data").([]any))) {
+			t.Fatalf("jobs?%s = %s (total %s), want %s", c.query, got, l.str("meta.total"), c.want)
+		}
+	}
+	s.wantError(s.do("GET", "/api/v1/documents/jobs?status=done", key, nil), 400, "ERR_VALID_003")
+
+	// The export is oldest first; endDate as a date includes that day.
+	day := func(t time.Time) string { return t.Format("2006-01-02") }
+	oldDay := day(today.AddDate(0, 0, -10))
+	for _, c := range []struct{ query, want string }{
+		{"", join(old, c1, c2, failed, running, pending)},
+		{"status=completed", join(old, c1, c2)},
+		{"status=failed", failed},
+		{"status=pending", pending},
+		{"startDate=" + day(today), join(c1, c2, failed, running, pending)},
+		{"endDate=" + oldDay, old},
+		{"startDate=" + oldDay + "&endDate=" + oldDay, old},
+		{"startDate=" + day(today.AddDate(0, 0, -9)) + "&endDate=" + day(today.AddDate(0, 0, -1)), ""},
+		{"status=completed&startDate=" + day(today), join(c1, c2)},
+		{"status=failed&endDate=" + oldDay, ""},
+	} {
+		st, _, body := s.downloadAuth(key, "/api/v1/documents/jobs/export?format=json&"+c.query)
+		var rows []any
+		if st != 200 || json.Unmarshal(body, &rows) != nil {
+			t.Fatalf("export %s: %d %s", c.query, st, body)
+		}
+		if got := ids(rows); got != c.want {
+			t.Fatalf("export?%s = %s, want %s", c.query, got, c.want)
+		}
+	}
+	st, _, body := s.downloadAuth(key, "/api/v1/documents/jobs/export?status=failed")
+	rows, err := csv.NewReader(strings.NewReader(string(body))).ReadAll()
+	if st != 200 || err != nil || len(rows) != 2 || rows[1][0] != failed || rows[1][1] != "failed" || rows[1][7] != "ERR_LIMIT_001" {
+		t.Fatalf("csv export of failed jobs: %d %v %v", st, rows, err)
+	}
+	// An unknown status is refused as in the job list, not answered empty.
+	for _, f := range []string{"csv", "json"} {
+		s.wantError(s.do("GET", "/api/v1/documents/jobs/export?format="+f+"&status=bogus", key, nil), 400, "ERR_VALID_003")
+	}
 }

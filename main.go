@@ -97,6 +97,7 @@ type Config struct {
 	MetricsToken   string        // "": /metrics and /debug/pprof for loopback clients only
 	TrustedProxies string        // addresses/CIDRs whose X-Forwarded-For names the client
 	MinFreeMB      int64         // readiness needs this much free disk in --data
+	GenerateWait   time.Duration // how long a synchronous generate waits (0: 30 s)
 
 	// Limits overrides the generation limits of renders (zero fields keep
 	// the specification's); nil keeps them all. No flag: embedders and tests.
@@ -262,7 +263,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	docs := &app.DocumentService{
 		Jobs: m.DB, Batches: m.DB, Templates: templates, Teams: m.DB, Queue: m.Bolt, Files: &store.Files{Root: filepath.Join(c.Data, "files")},
 		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics,
-		Limits: c.Limits,
+		Limits: c.Limits, GenerateWait: c.GenerateWait,
 	}
 	auth := &app.AuthService{Users: m.DB, Teams: m.DB, Tokens: m.DB, Keys: m.DB, Accounts: m.DB, TwoFactor: m.DB, Mailer: mailer, Limiter: app.NewMemoryLimiter(),
 		Config: app.AuthConfig{JWTKey: jwtKey, BaseURL: c.BaseURL, SignupOpen: c.Signup == "open", DefaultPlan: c.DefaultPlan}, Now: m.Now}

@@ -111,7 +111,7 @@ func (s *DocumentService) GenerateBatch(ctx context.Context, in BatchInput) (*Ba
 	if n > LargeBatch {
 		priority = PriorityLargeBatch
 	}
-	now := s.Now().UTC()
+	now := s.Now().UTC().Truncate(time.Millisecond) // as stored
 	b := &Batch{ID: NewID("bat"), TeamID: p.TeamID, TemplateID: t.ID, Format: in.Format, Status: "processing", Total: n, CreatedAt: now}
 	jobs := make([]*Job, n)
 	for i, d := range in.Documents {

@@ -15,8 +15,9 @@ import (
 	"folio/render"
 )
 
-// GenerateWait is how long a synchronous generate waits for its job.
-const GenerateWait = 30 * time.Second
+// DefaultGenerateWait is how long a synchronous generate waits for its job
+// unless DocumentService.GenerateWait says otherwise.
+const DefaultGenerateWait = 30 * time.Second
 
 // MaxVariablesSize limits the variables of one request (SPEC.md, Payload limits).
 const MaxVariablesSize = 1 << 20
@@ -40,6 +41,10 @@ type DocumentService struct {
 	Limits *render.Limits
 	// Metrics records ended documents (nil: none).
 	Metrics *Metrics
+	// GenerateWait is how long a synchronous generate waits for its job
+	// before answering with the job still pending or processing (0:
+	// DefaultGenerateWait).
+	GenerateWait time.Duration
 
 	wake    chan struct{}
 	workers int
@@ -65,9 +70,10 @@ type GenerateInput struct {
 
 var badFilename = regexp.MustCompile(`[^\p{L}\p{N} ._()\-]+`)
 
-// Generate records a job, queues it and, unless async, waits up to
-// GenerateWait for it to end. A job that fails while waited for returns its
-// error (with the jobId in relatedInfo); the job stays recorded.
+// Generate records a job and queues it. Async answers at once with the job
+// pending; otherwise it waits up to GenerateWait for the job to end. A job
+// that fails while waited for returns its error (with the jobId in
+// relatedInfo); the job stays recorded.
 func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async bool) (*JobView, error) {
 	p, t, err := s.generationTarget(ctx, in.TemplateID, in.Format, in.Version)
 	if err != nil {
@@ -90,37 +96,42 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	if _, err := ct.Values(vars); err != nil {
 		return nil, variableError(err)
 	}
-	now := s.Now().UTC()
+	now := s.Now().UTC().Truncate(time.Millisecond) // as stored: the answer matches later reads
 	j := &Job{
 		ID: NewID("job"), TeamID: p.TeamID, TemplateID: t.ID, TemplateVersion: t.StateVersion, Status: StatusPending, Format: in.Format,
 		Filename: cleanFilename(in.Filename), Metadata: in.Metadata, Variables: in.Variables,
 		Priority: PrioritySingle, APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: now,
 	}
-	var done chan struct{}
-	if !async {
-		done = s.wait(j.ID)
-		defer s.unwait(j.ID, done)
+	if async {
+		if err := s.enqueue(ctx, j); err != nil {
+			return nil, err
+		}
+		return s.View(j), nil
 	}
+	done := s.wait(j.ID)
+	defer s.unwait(j.ID, done)
 	if err := s.enqueue(ctx, j); err != nil {
 		return nil, err
 	}
-	if !async {
-		timer := time.NewTimer(GenerateWait)
-		defer timer.Stop()
-		select {
-		case <-done:
-		case <-timer.C:
-		case <-ctx.Done():
-		case <-s.drain():
-			// Shutting down: a running job may still finish within the
-			// grace period; a queued one waits for the next start, so
-			// answer with its state now.
-			if cur, err := s.Jobs.FindJobForWorker(context.WithoutCancel(ctx), j.ID); err == nil && cur.Status == StatusProcessing {
-				select {
-				case <-done:
-				case <-timer.C:
-				case <-ctx.Done():
-				}
+	wait := s.GenerateWait
+	if wait <= 0 {
+		wait = DefaultGenerateWait
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+	case <-ctx.Done():
+	case <-s.drain():
+		// Shutting down: a running job may still finish within the grace
+		// period; a queued one waits for the next start, so answer with its
+		// state now.
+		if cur, err := s.Jobs.FindJobForWorker(context.WithoutCancel(ctx), j.ID); err == nil && cur.Status == StatusProcessing {
+			select {
+			case <-done:
+			case <-timer.C:
+			case <-ctx.Done():
 			}
 		}
 	}
@@ -128,7 +139,7 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	if err != nil {
 		return nil, err
 	}
-	if !async && j.Status == StatusFailed && j.ErrorCode != "" {
+	if j.Status == StatusFailed && j.ErrorCode != "" {
 		e := &Error{Code: j.ErrorCode, Message: j.Error, Info: j.ErrorInfo}
 		return nil, e.WithInfo("jobId", j.ID)
 	}
@@ -328,10 +339,8 @@ func (s *DocumentService) FindJobs(ctx context.Context, f JobFilter) ([]*JobView
 	if err := p.Require(PermAttachmentsRead); err != nil {
 		return nil, 0, err
 	}
-	switch f.Status {
-	case "", StatusPending, StatusProcessing, StatusCompleted, StatusFailed:
-	default:
-		return nil, 0, ErrInvalid("status", "status must be pending, processing, completed or failed")
+	if err := validStatus(f.Status); err != nil {
+		return nil, 0, err
 	}
 	f.TeamID = p.TeamID
 	jobs, total, err := s.Jobs.FindJobs(ctx, f)

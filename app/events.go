@@ -11,6 +11,10 @@ import (
 // ended its batch, so events are stored exactly when the end is.
 type EventBuilder func(j *Job, b *Batch, batchJobs []*Job) ([]*Event, error)
 
+// BatchEventBuilder makes the event of a batch that ended because its last
+// unfinished jobs were deleted; DeleteJobs calls it inside its transaction.
+type BatchEventBuilder func(b *Batch, batchJobs []*Job) (*Event, error)
+
 // jobEvents builds document.generated or document.failed for the job, and
 // batch.completed or batch.failed when it was the last of its batch.
 func (s *DocumentService) jobEvents(j *Job, b *Batch, batchJobs []*Job) ([]*Event, error) {
@@ -60,7 +64,9 @@ func (s *DocumentService) batchEvent(b *Batch, jobs []*Job, now time.Time) (*Eve
 		at = *b.CompletedAt
 	}
 	if b.Status == StatusFailed {
-		code, msg := "", ""
+		// Jobs deleted before they ended count as failed "deleted" and are
+		// no longer listed.
+		code, msg := "", DeletedJobError
 		for _, j := range jobs {
 			if j.Status == StatusFailed {
 				code, msg = j.ErrorCode, j.Error

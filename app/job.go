@@ -77,11 +77,32 @@ type FinishOutcome struct {
 	Events []*Event
 }
 
+// DeleteOutcome tells what deleting jobs changed.
+type DeleteOutcome struct {
+	// Jobs are the removed jobs.
+	Jobs []*Job
+	// Batches are the batches the deletion ended.
+	Batches []*Batch
+	// Events are the events stored with the deletion, to dispatch.
+	Events []*Event
+}
+
 // ExportFilter selects a team's jobs for export.
 type ExportFilter struct {
 	TeamID   string
 	Status   string
 	From, To *time.Time
+}
+
+// Validate checks the status filter, as the job list does.
+func (f ExportFilter) Validate() error { return validStatus(f.Status) }
+
+func validStatus(s string) error {
+	switch s {
+	case "", StatusPending, StatusProcessing, StatusCompleted, StatusFailed:
+		return nil
+	}
+	return ErrInvalid("status", "status must be pending, processing, completed or failed")
 }
 
 // JobFilter selects a team's jobs for listing.
@@ -108,8 +129,11 @@ type JobStore interface {
 	// same transaction counts it in its batch, ending the batch with its last job.
 	// events (may be nil) builds the events stored in that transaction.
 	FinishJob(ctx context.Context, id string, r JobResult, events EventBuilder) (FinishOutcome, error)
-	// DeleteJobs removes a team's jobs and returns the removed ones.
-	DeleteJobs(ctx context.Context, teamID string, ids []string) ([]*Job, error)
+	// DeleteJobs removes a team's jobs. A job that had not ended (pending or
+	// processing) is refunded and counted as failed in its batch in the same
+	// transaction, ending the batch when it was the last to end; events (may
+	// be nil) builds that batch's event, stored in the transaction.
+	DeleteJobs(ctx context.Context, teamID string, ids []string, now time.Time, events BatchEventBuilder) (DeleteOutcome, error)
 	// ExportJobs streams a team's jobs matching f, oldest first.
 	ExportJobs(ctx context.Context, f ExportFilter, fn func(*Job) error) error
 	// QueueCounts returns a team's queue figures at now.
@@ -121,8 +145,9 @@ type JobStore interface {
 	// PurgeJobs deletes completed jobs ended before completedBefore and failed
 	// jobs ended before failedBefore, returning how many went.
 	PurgeJobs(ctx context.Context, completedBefore, failedBefore time.Time) (int, error)
-	// UnfinishedJobIDs lists pending and processing jobs.
-	UnfinishedJobIDs(ctx context.Context) ([]string, error)
+	// UnfinishedJobIDs lists pending and processing jobs created before
+	// createdBefore (zero: all).
+	UnfinishedJobIDs(ctx context.Context, createdBefore time.Time) ([]string, error)
 }
 
 // JobView is the job object of the API.

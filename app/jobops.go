@@ -80,9 +80,13 @@ func (s *DocumentService) retryOf(j *Job, p *Principal) *Job {
 	return &Job{
 		ID: NewID("job"), TeamID: j.TeamID, TemplateID: j.TemplateID, TemplateVersion: j.TemplateVersion, Status: StatusPending, Format: j.Format,
 		Filename: j.Filename, Metadata: j.Metadata, Variables: j.Variables, Priority: PrioritySingle,
-		APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: s.Now().UTC(),
+		APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: s.Now().UTC().Truncate(time.Millisecond),
 	}
 }
+
+// DeletedJobError is what a batch counts for a document deleted before it
+// ended: such a document counts as failed, so the batch still ends.
+const DeletedJobError = "deleted"
 
 // DeleteJob removes a job record and its file.
 func (s *DocumentService) DeleteJob(ctx context.Context, id string) error {
@@ -90,14 +94,13 @@ func (s *DocumentService) DeleteJob(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	gone, err := s.Jobs.DeleteJobs(ctx, p.TeamID, []string{id})
+	n, err := s.deleteJobs(ctx, p.TeamID, []string{id})
 	if err != nil {
 		return err
 	}
-	if len(gone) == 0 {
+	if n == 0 {
 		return ErrNotFound(ECodeJobNotFound, "job")
 	}
-	s.removeFiles(gone)
 	return nil
 }
 
@@ -110,12 +113,36 @@ func (s *DocumentService) DeleteJobs(ctx context.Context, ids []string) (int, er
 	if err := checkIDs(ids); err != nil {
 		return 0, err
 	}
-	gone, err := s.Jobs.DeleteJobs(ctx, p.TeamID, dedupe(ids))
+	return s.deleteJobs(ctx, p.TeamID, dedupe(ids))
+}
+
+// deleteJobs removes jobs and their files. A job deleted before it ended is
+// refunded and ends as failed in its batch (the store does both with the
+// delete); a worker running it finds no record to finish and drops its file.
+func (s *DocumentService) deleteJobs(ctx context.Context, teamID string, ids []string) (int, error) {
+	now := s.Now().UTC()
+	out, err := s.Jobs.DeleteJobs(ctx, teamID, ids, now, func(b *Batch, jobs []*Job) (*Event, error) {
+		e, err := s.batchEvent(b, jobs, now)
+		if err == nil {
+			e.RequestID = RequestIDFrom(ctx)
+		}
+		return e, err
+	})
 	if err != nil {
 		return 0, err
 	}
-	s.removeFiles(gone)
-	return len(gone), nil
+	s.removeFiles(out.Jobs)
+	for _, j := range out.Jobs {
+		s.notify(j.ID) // a generate waiting for it answers now
+	}
+	if s.Webhooks != nil && len(out.Events) > 0 {
+		s.Webhooks.Dispatch(context.WithoutCancel(ctx), out.Events)
+	}
+	for _, b := range out.Batches {
+		s.logger().Info("batch ended by deleting its unfinished jobs", "batch", b.ID, "team", b.TeamID, "status", b.Status,
+			"completed", b.Completed, "failed", b.Failed, "request_id", RequestIDFrom(ctx))
+	}
+	return len(out.Jobs), nil
 }
 
 func (s *DocumentService) removeFiles(jobs []*Job) {

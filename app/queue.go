@@ -41,6 +41,9 @@ type FileStore interface {
 	WriteFile(name string, write func(w io.Writer) error) (int64, error)
 	OpenFile(name string) (ReadSeekCloser, time.Time, error)
 	RemoveFile(name string) error
+	// RemoveTempFiles deletes the temp files of writes a crash interrupted;
+	// it is called at start-up, when no write runs.
+	RemoveTempFiles() (int, error)
 }
 
 // ReadSeekCloser is an open stored file.

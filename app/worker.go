@@ -21,16 +21,22 @@ import (
 const (
 	jobLease = 3 * time.Minute
 	idlePoll = time.Second
+	// OrphanAge is how old a pending job without a queue entry must be
+	// before the running server queues it again: younger ones may still be
+	// between their row write and their queue write.
+	OrphanAge = time.Minute
 )
 
 // errInterrupted ends a job that shutdown stopped before it was recorded:
 // the job stays queued and runs again at the next start.
 var errInterrupted = errors.New("interrupted by shutdown")
 
-// Start re-queues jobs a crash left behind and starts n workers. The
-// returned function stops them: no job is claimed any more, running jobs may
-// finish until grace ends, and the ones still running then are interrupted
-// and left queued (processing, lease held) for the next start.
+// Start re-queues jobs a crash left behind, removes the temp files of
+// interrupted writes and starts n workers. While they run, pending jobs whose
+// queue write failed are queued again every OrphanAge. The returned function
+// stops them: no job is claimed any more, running jobs may finish until grace
+// ends, and the ones still running then are interrupted and left queued
+// (processing, lease held) for the next start.
 func (s *DocumentService) Start(ctx context.Context, n int) (stop func(grace context.Context), err error) {
 	s.wake = make(chan struct{}, 1)
 	s.draining = make(chan struct{})
@@ -50,6 +56,22 @@ func (s *DocumentService) Start(ctx context.Context, n int) (stop func(grace con
 			s.work(claim, run)
 		}()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(OrphanAge)
+		defer t.Stop()
+		for {
+			select {
+			case <-claim.Done():
+				return
+			case <-t.C:
+				if err := s.RequeueOrphans(claim); err != nil && claim.Err() == nil {
+					s.logger().Error("re-queue orphaned jobs", "err", err)
+				}
+			}
+		}
+	}()
 	var once sync.Once
 	return func(grace context.Context) {
 		once.Do(func() {
@@ -86,21 +108,46 @@ func (s *DocumentService) drain() <-chan struct{} {
 	return s.draining
 }
 
-// reconcile makes interrupted jobs runnable again: it releases the leases a
-// killed process held, and enqueues every pending or processing job without a
-// queue entry (the job row is written first, so a crash can leave a row
-// without an entry).
+// reconcile makes interrupted jobs runnable again at start-up, before any
+// worker runs: it releases the leases a killed process held, enqueues every
+// pending or processing job without a queue entry (the job row is written
+// first, so a crash can leave a row without an entry), and removes the temp
+// files of writes a crash interrupted.
 func (s *DocumentService) reconcile(ctx context.Context) error {
 	if n, err := s.Queue.ReleaseLeases(ctx); err != nil {
 		return err
 	} else if n > 0 {
 		s.logger().Info("released leases of jobs interrupted by a stop", "count", n)
 	}
-	ids, err := s.Jobs.UnfinishedJobIDs(ctx)
+	if err := s.requeue(ctx, time.Time{}); err != nil {
+		return err
+	}
+	if n, err := s.Files.RemoveTempFiles(); err != nil {
+		return err
+	} else if n > 0 {
+		s.logger().Info("removed temp files of interrupted writes", "count", n)
+	}
+	return nil
+}
+
+// RequeueOrphans queues again the pending and processing jobs older than
+// OrphanAge that have no queue entry: a queue write that failed after its job
+// was recorded and paid for (the client got a 500) must not leave the job
+// waiting for the next restart. Running workers call it every OrphanAge.
+func (s *DocumentService) RequeueOrphans(ctx context.Context) error {
+	return s.requeue(ctx, s.Now().Add(-OrphanAge))
+}
+
+// requeue enqueues the unfinished jobs created before createdBefore (zero:
+// all) that have no queue entry. The queue is read first: a job acked in
+// between has ended and is no longer unfinished. An entry added twice is
+// harmless; a job runs to its end once (StartJob and FinishJob guard it).
+func (s *DocumentService) requeue(ctx context.Context, createdBefore time.Time) error {
+	queued, err := s.Queue.JobIDs(ctx)
 	if err != nil {
 		return err
 	}
-	queued, err := s.Queue.JobIDs(ctx)
+	ids, err := s.Jobs.UnfinishedJobIDs(ctx, createdBefore)
 	if err != nil {
 		return err
 	}
@@ -108,16 +155,22 @@ func (s *DocumentService) reconcile(ctx context.Context) error {
 	for _, id := range ids {
 		if !queued[id] {
 			j, err := s.Jobs.FindJobForWorker(ctx, id)
-			if err != nil {
+			if ErrorCode(err) == ECodeJobNotFound {
+				continue // deleted meanwhile
+			} else if err != nil {
 				return err
 			}
 			missing = append(missing, &QueueEntry{JobID: id, Priority: j.Priority})
 		}
 	}
-	if len(missing) > 0 {
-		s.logger().Info("re-queued unfinished jobs", "count", len(missing))
-		return s.Queue.Enqueue(ctx, missing...)
+	if len(missing) == 0 {
+		return nil
 	}
+	if err := s.Queue.Enqueue(ctx, missing...); err != nil {
+		return err
+	}
+	s.logger().Info("re-queued unfinished jobs that had no queue entry", "count", len(missing))
+	s.signal()
 	return nil
 }
 

@@ -1,10 +1,13 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -26,17 +29,28 @@ func (f *Files) path(name string) (string, error) {
 	return filepath.Join(f.Root, clean), nil
 }
 
+// tempPrefix starts the names of files being written.
+const tempPrefix = ".tmp-"
+
 // WriteFile writes name atomically: a temp file in the same directory,
-// fsynced, then renamed over the final name, so readers never see a partial file.
+// fsynced, then renamed over the final name, so readers never see a partial
+// file; the directory is fsynced after the rename so the new name survives a
+// power loss, not only a process crash.
 func (f *Files) WriteFile(name string, write func(w io.Writer) error) (int64, error) {
 	p, err := f.path(name)
 	if err != nil {
 		return 0, err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
-		return 0, err
+	dir := filepath.Dir(p)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return 0, err
+		}
+		if err := syncDir(filepath.Dir(dir)); err != nil {
+			return 0, err
+		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	tmp, err := os.CreateTemp(dir, tempPrefix+"*")
 	if err != nil {
 		return 0, err
 	}
@@ -64,7 +78,47 @@ func (f *Files) WriteFile(name string, write func(w io.Writer) error) (int64, er
 		return 0, err
 	}
 	ok = true
+	if err := syncDir(dir); err != nil {
+		return 0, err
+	}
 	return st.Size(), nil
+}
+
+// syncDir fsyncs a directory, making the names in it durable. Windows cannot
+// open a directory for syncing; its rename is durable once it returns.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// RemoveTempFiles deletes the temp files that writes interrupted by a crash
+// left under the root. Call it only when no write runs (at start-up): a
+// running write's temp file would go too.
+func (f *Files) RemoveTempFiles() (int, error) {
+	n := 0
+	err := filepath.WalkDir(f.Root, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && path == f.Root {
+			return fs.SkipAll // nothing written yet
+		}
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() && strings.HasPrefix(d.Name(), tempPrefix) {
+			if err := removeIfExists(path); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
 }
 
 // OpenFile opens a stored file and returns its modification time.

@@ -176,27 +176,8 @@ func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events 
 		}
 		var batchJobs []*app.Job
 		if j.BatchID != "" {
-			col := "failed"
-			if r.Status == app.StatusCompleted {
-				col = "completed"
-			}
-			b, err := scanBatch(tx.QueryRowContext(ctx, `UPDATE batches SET `+col+` = `+col+` + 1 WHERE id = ? RETURNING `+batchCols, j.BatchID))
-			if err != nil {
+			if out.Batch, batchJobs, err = countInBatch(ctx, tx, j.BatchID, r.Status, r.CompletedAt); err != nil {
 				return err
-			}
-			if b.Status == "processing" && b.Completed+b.Failed >= b.Total {
-				status := app.StatusCompleted
-				if b.Completed == 0 {
-					status = app.StatusFailed
-				}
-				if b, err = scanBatch(tx.QueryRowContext(ctx, `UPDATE batches SET status = ?, completed_at = ? WHERE id = ? RETURNING `+batchCols,
-					status, ms(r.CompletedAt), j.BatchID)); err != nil {
-					return err
-				}
-				out.Batch = b
-				if batchJobs, err = findBatchJobs(ctx, tx, b.ID); err != nil {
-					return err
-				}
 			}
 		}
 		if events == nil {
@@ -210,23 +191,82 @@ func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events 
 	return out, err
 }
 
-// DeleteJobs removes a team's jobs among ids and returns the removed ones.
-func (db *DB) DeleteJobs(ctx context.Context, teamID string, ids []string) ([]*app.Job, error) {
-	var gone []*app.Job
+// countInBatch counts a job's end (completed or failed) in its batch and
+// ends the batch with its last job, returning the batch and its jobs when it
+// ended (nil when it goes on).
+func countInBatch(ctx context.Context, tx *sql.Tx, batchID, status string, at time.Time) (*app.Batch, []*app.Job, error) {
+	col := "failed"
+	if status == app.StatusCompleted {
+		col = "completed"
+	}
+	b, err := scanBatch(tx.QueryRowContext(ctx, `UPDATE batches SET `+col+` = `+col+` + 1 WHERE id = ? RETURNING `+batchCols, batchID))
+	if err != nil {
+		return nil, nil, err
+	}
+	if b.Status != "processing" || b.Completed+b.Failed < b.Total {
+		return nil, nil, nil
+	}
+	end := app.StatusCompleted
+	if b.Completed == 0 {
+		end = app.StatusFailed
+	}
+	if b, err = scanBatch(tx.QueryRowContext(ctx, `UPDATE batches SET status = ?, completed_at = ? WHERE id = ? RETURNING `+batchCols,
+		end, ms(at), batchID)); err != nil {
+		return nil, nil, err
+	}
+	jobs, err := findBatchJobs(ctx, tx, batchID)
+	return b, jobs, err
+}
+
+// DeleteJobs removes a team's jobs among ids. A job that had not ended is
+// refunded and counted as failed in its batch, in the same transaction, so
+// its batch still ends, exactly once; the batch's event is stored with it.
+func (db *DB) DeleteJobs(ctx context.Context, teamID string, ids []string, now time.Time, events app.BatchEventBuilder) (app.DeleteOutcome, error) {
+	var out app.DeleteOutcome
 	err := db.tx(ctx, func(tx *sql.Tx) error {
-		gone = nil
+		out = app.DeleteOutcome{}
 		for _, id := range ids {
-			j, err := scanJob(tx.QueryRowContext(ctx, `DELETE FROM jobs WHERE team_id = ? AND id = ? RETURNING `+jobCols, teamID, id))
-			if app.ErrorCode(err) == app.ECodeJobNotFound {
+			var status string
+			err := tx.QueryRowContext(ctx, `SELECT status FROM jobs WHERE team_id = ? AND id = ?`, teamID, id).Scan(&status)
+			if errors.Is(err, sql.ErrNoRows) {
 				continue
 			} else if err != nil {
 				return err
 			}
-			gone = append(gone, j)
+			unfinished := status == app.StatusPending || status == app.StatusProcessing
+			if unfinished {
+				if err := refundJob(ctx, tx, &app.Job{ID: id, TeamID: teamID}); err != nil {
+					return err
+				}
+			}
+			j, err := scanJob(tx.QueryRowContext(ctx, `DELETE FROM jobs WHERE team_id = ? AND id = ? RETURNING `+jobCols, teamID, id))
+			if err != nil {
+				return err
+			}
+			out.Jobs = append(out.Jobs, j)
+			if !unfinished || j.BatchID == "" {
+				continue
+			}
+			b, batchJobs, err := countInBatch(ctx, tx, j.BatchID, app.StatusFailed, now)
+			if err != nil {
+				return err
+			}
+			if b == nil {
+				continue // the batch goes on
+			}
+			out.Batches = append(out.Batches, b)
+			if events == nil {
+				continue
+			}
+			e, err := events(b, batchJobs)
+			if err != nil {
+				return err
+			}
+			out.Events = append(out.Events, e)
 		}
-		return nil
+		return insertEvents(ctx, tx, out.Events)
 	})
-	return gone, err
+	return out, err
 }
 
 // ExportJobs streams a team's jobs matching f, oldest first.
@@ -321,9 +361,14 @@ func (db *DB) PurgeJobs(ctx context.Context, completedBefore, failedBefore time.
 	return int(n), err
 }
 
-// UnfinishedJobIDs lists pending and processing jobs, oldest first.
-func (db *DB) UnfinishedJobIDs(ctx context.Context) ([]string, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT id FROM jobs WHERE status IN ('pending', 'processing') ORDER BY created_at`)
+// UnfinishedJobIDs lists pending and processing jobs created before
+// createdBefore (zero: all), oldest first.
+func (db *DB) UnfinishedJobIDs(ctx context.Context, createdBefore time.Time) ([]string, error) {
+	q, args := `SELECT id FROM jobs WHERE status IN ('pending', 'processing')`, []any{}
+	if !createdBefore.IsZero() {
+		q, args = q+` AND created_at < ?`, append(args, ms(createdBefore))
+	}
+	rows, err := db.read.QueryContext(ctx, q+` ORDER BY created_at`, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -121,7 +121,7 @@ func TestMigrateFromPreviousVersion(t *testing.T) {
 	if err != nil || done.Status != app.StatusCompleted || done.FileSize != 10 || done.RequestID != "" {
 		t.Fatalf("finished job after upgrade: %+v %v", done, err)
 	}
-	if ids, err := db.UnfinishedJobIDs(ctx); err != nil || len(ids) != 1 || ids[0] != "job_queued" {
+	if ids, err := db.UnfinishedJobIDs(ctx, time.Time{}); err != nil || len(ids) != 1 || ids[0] != "job_queued" {
 		t.Fatalf("unfinished jobs after upgrade: %v %v", ids, err)
 	}
 	j, ok, err := db.StartJob(ctx, "job_queued", now)

@@ -184,6 +184,9 @@ func (s *Server) handleExportJobs(w http.ResponseWriter, r *http.Request) error 
 		return app.ErrInvalid("format", "format must be csv or json")
 	}
 	f := app.ExportFilter{Status: q.Get("status")}
+	if err := f.Validate(); err != nil {
+		return err
+	}
 	for _, d := range []struct {
 		name string
 		dst  **time.Time

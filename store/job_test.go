@@ -1,0 +1,131 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"folio/app"
+)
+
+// TestDeleteUnfinishedBatchJobs deletes a batch's pending and processing
+// jobs: each is refunded where it was charged and counts as failed, and the
+// batch ends with the last of them, its event stored exactly once, while the
+// worker that was running a deleted job records nothing.
+func TestDeleteUnfinishedBatchJobs(t *testing.T) {
+	ctx := context.Background()
+	db := mustDB(t)
+	team := mustUser(t, db, "d@example.com").PersonalTeamID
+	now := time.Now().UTC()
+	if err := db.AddTeamCredits(ctx, team, 5, now); err != nil {
+		t.Fatal(err)
+	}
+	month := app.Month(now)
+	b := &app.Batch{ID: "bat_1", TeamID: team, TemplateID: "tpl_1", Format: "pdf", Status: "processing", Total: 4, CreatedAt: now}
+	var jobs []*app.Job
+	for _, id := range []string{"job_a", "job_b", "job_c", "job_d"} {
+		jobs = append(jobs, &app.Job{ID: id, TeamID: team, TemplateID: "tpl_1", BatchID: b.ID, Status: app.StatusPending, Format: "pdf", Priority: 5, CreatedAt: now})
+	}
+	// Quota 3: job_a..job_c from the quota, job_d from a credit.
+	if err := db.CreateBatch(ctx, &app.Charge{TeamID: team, Month: month, Quota: 3}, b, jobs); err != nil {
+		t.Fatal(err)
+	}
+	wantUsage := func(docs, credits, teamCredits int64) {
+		t.Helper()
+		u, err := db.FindUsage(ctx, team, month)
+		tm, _ := db.FindTeam(ctx, team)
+		if err != nil || u.Documents != docs || u.CreditsUsed != credits || tm.Credits != teamCredits {
+			t.Fatalf("usage %+v, team credits %d (%v); want %d documents, %d credits used, %d left", u, tm.Credits, err, docs, credits, teamCredits)
+		}
+	}
+	wantUsage(3, 1, 4)
+	events := 0
+	builder := func(b *app.Batch, jobs []*app.Job) (*app.Event, error) {
+		events++
+		return app.NewEvent(b.TeamID, app.EventBatchCompleted, now, map[string]any{"batchId": b.ID})
+	}
+
+	// job_a completes, job_b is running.
+	if _, ok, err := db.StartJob(ctx, "job_a", now); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if _, err := db.FinishJob(ctx, "job_a", app.JobResult{Status: app.StatusCompleted, CompletedAt: now}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := db.StartJob(ctx, "job_b", now); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+
+	// Deleting the pending job_d refunds its credit; the batch goes on.
+	out, err := db.DeleteJobs(ctx, team, []string{"job_d"}, now, builder)
+	if err != nil || len(out.Jobs) != 1 || len(out.Batches) != 0 || len(out.Events) != 0 {
+		t.Fatalf("delete job_d: %+v %v", out, err)
+	}
+	wantUsage(3, 0, 5)
+	if got, _ := db.FindBatchByID(ctx, team, b.ID); got.Status != "processing" || got.Failed != 1 || got.Completed != 1 {
+		t.Fatalf("batch after one delete = %+v", got)
+	}
+	// Deleting the completed job_a keeps its charge and the counts.
+	if out, err := db.DeleteJobs(ctx, team, []string{"job_a"}, now, builder); err != nil || len(out.Jobs) != 1 || len(out.Batches) != 0 {
+		t.Fatalf("delete job_a: %+v %v", out, err)
+	}
+	wantUsage(3, 0, 5)
+	// Deleting the running job_b and pending job_c ends the batch, once.
+	later := now.Add(time.Minute)
+	out, err = db.DeleteJobs(ctx, team, []string{"job_b", "job_c", "job_c"}, later, builder)
+	if err != nil || len(out.Jobs) != 2 || len(out.Batches) != 1 || len(out.Events) != 1 || events != 1 {
+		t.Fatalf("delete job_b, job_c: %+v %v (builder called %d times)", out, err, events)
+	}
+	ended := out.Batches[0]
+	if ended.Status != app.StatusCompleted || ended.Completed != 1 || ended.Failed != 3 || ended.Total != 4 || ended.CompletedAt == nil || !ended.CompletedAt.Equal(later.Truncate(time.Millisecond)) {
+		t.Fatalf("ended batch = %+v", ended)
+	}
+	wantUsage(1, 0, 5)
+	// The worker running job_b finishes afterwards: nothing is recorded.
+	if out, err := db.FinishJob(ctx, "job_b", app.JobResult{Status: app.StatusCompleted, CompletedAt: later}, nil); err != nil || out.Ended || out.Batch != nil {
+		t.Fatalf("finish of a deleted job: %+v %v", out, err)
+	}
+	if got, _ := db.FindBatchByID(ctx, team, b.ID); got.Status != app.StatusCompleted || got.Completed != 1 || got.Failed != 3 {
+		t.Fatalf("batch after the late finish = %+v", got)
+	}
+	wantUsage(1, 0, 5)
+
+	// A batch whose every job is deleted unfinished ends failed.
+	b2 := &app.Batch{ID: "bat_2", TeamID: team, TemplateID: "tpl_1", Format: "pdf", Status: "processing", Total: 1, CreatedAt: now}
+	if err := db.CreateBatch(ctx, nil, b2, []*app.Job{{ID: "job_e", TeamID: team, TemplateID: "tpl_1", BatchID: b2.ID, Status: app.StatusPending, Format: "pdf", Priority: 5, CreatedAt: now}}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := db.DeleteJobs(ctx, team, []string{"job_e"}, later, nil); err != nil || len(out.Batches) != 1 || out.Batches[0].Status != app.StatusFailed || out.Events != nil {
+		t.Fatalf("delete the only job: %+v %v", out, err)
+	}
+	// Ended batches are purged with their last job; none stays processing.
+	if _, err := db.PurgeJobs(ctx, later.Add(time.Hour), later.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{b.ID, b2.ID} {
+		if _, err := db.FindBatchByID(ctx, team, id); app.ErrorCode(err) != app.ECodeBatchNotFound {
+			t.Fatalf("batch %s not purged: %v", id, err)
+		}
+	}
+}
+
+func TestUnfinishedJobIDsCreatedBefore(t *testing.T) {
+	ctx := context.Background()
+	db := mustDB(t)
+	team := mustUser(t, db, "u@example.com").PersonalTeamID
+	now := time.Now().UTC()
+	mk := func(id, status string, created time.Time) *app.Job {
+		return &app.Job{ID: id, TeamID: team, TemplateID: "tpl_1", Status: status, Format: "pdf", Priority: 1, CreatedAt: created}
+	}
+	if err := db.CreateJobs(ctx, nil, mk("job_old", app.StatusPending, now.Add(-time.Hour)), mk("job_run", app.StatusProcessing, now.Add(-time.Hour)),
+		mk("job_new", app.StatusPending, now), mk("job_done", app.StatusCompleted, now.Add(-time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := db.UnfinishedJobIDs(ctx, time.Time{}); err != nil || len(ids) != 3 || ids[2] != "job_new" {
+		t.Fatalf("all unfinished: %v %v", ids, err)
+	}
+	ids, err := db.UnfinishedJobIDs(ctx, now.Add(-time.Minute))
+	if err != nil || len(ids) != 2 || ids[0] == "job_new" || ids[1] == "job_new" {
+		t.Fatalf("unfinished before a minute ago: %v %v", ids, err)
+	}
+}
