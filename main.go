@@ -89,6 +89,7 @@ type Config struct {
 	DefaultPlan, Signup, SMTPURL         string
 	WebhookRetrySchedule, WebhookCA      string
 	WebhookAllowPrivate                  bool
+	WebhookWorkers                       int
 	RateLimits, LogFormat                string
 	ReadHeaderTimeout, ReadTimeout       time.Duration
 
@@ -119,6 +120,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.WebhookRetrySchedule, "webhook-retry-schedule", "0s,1m,5m,30m", "delays of webhook attempts")
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", false, "allow webhook URLs on loopback/private addresses")
 	fs.StringVar(&c.WebhookCA, "webhook-ca", "", "extra PEM CA bundle trusted for webhook TLS")
+	fs.IntVar(&c.WebhookWorkers, "webhook-workers", app.DefaultWebhookWorkers, "webhook attempts in flight at once (at most 4 per subscription)")
 	fs.StringVar(&c.RateLimits, "rate-limits", "", "JSON file replacing the rate-limit table, or off")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "time a client has to send its request headers")
@@ -297,7 +299,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.stopJanitor = func() { cancel(); <-janitorDone }
 	go func() {
 		defer close(janitorDone)
-		app.RunJanitor(jctx, m.Logger, 10*time.Minute, docs.Sweep, accounts.Sweep, sessions.Sweep)
+		app.RunJanitor(jctx, m.Logger, 10*time.Minute, docs.Sweep, accounts.Sweep, sessions.Sweep, m.Server.Webhooks.Sweep)
 	}()
 	m.admin = &web.AdminSocket{Path: filepath.Join(c.Data, "admin.sock"), Logger: m.Logger,
 		Backup: func(ctx context.Context, withFiles bool, w io.Writer) error {
@@ -319,6 +321,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	return nil
 }
 
+// testHookDeliverer lets tests adjust or wrap the deliverer before it
+// starts (nil outside tests).
+var testHookDeliverer func(*app.Deliverer)
+
 // openWebhooks starts the webhook deliverer on its own pool and lets the
 // document workers dispatch to it.
 func (m *Main) openWebhooks(ctx context.Context, docs *app.DocumentService) error {
@@ -337,8 +343,11 @@ func (m *Main) openWebhooks(ctx context.Context, docs *app.DocumentService) erro
 	if err != nil {
 		return err
 	}
-	d := &app.Deliverer{Store: m.DB, Queue: m.Bolt, Client: client, Limiter: app.NewMemoryLimiter(), Retries: retries,
-		Workers: 4, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics}
+	d := &app.Deliverer{Store: m.DB, Queue: m.Bolt, Client: client, Retries: retries,
+		Workers: c.WebhookWorkers, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics}
+	if testHookDeliverer != nil {
+		testHookDeliverer(d)
+	}
 	docs.Webhooks = d
 	m.Server.Webhooks = &app.WebhookService{Store: m.DB, Deliverer: d, AllowPrivate: c.WebhookAllowPrivate, Now: m.Now}
 	m.stopDeliverer, err = d.Start(ctx)

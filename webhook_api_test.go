@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
@@ -19,19 +20,26 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"folio/app"
 )
 
 // receiver is an HTTPS webhook endpoint with its own CA. It answers fail
-// (default 500) to the first failFirst requests and 200 afterwards.
+// (default 500) to the first failFirst requests and 204 afterwards. While
+// hold is set, each request waits until it is closed before answering.
 type receiver struct {
 	t      *testing.T
 	url    string
 	caFile string
+	leaf   tls.Certificate
 	srv    *http.Server
 	ln     net.Listener
 
@@ -39,6 +47,8 @@ type receiver struct {
 	got       []received
 	failFirst int
 	failWith  int
+	hold      chan struct{}
+	held      int // requests waiting on hold now
 }
 
 type received struct {
@@ -80,9 +90,21 @@ func newCA(t *testing.T, selfSigned bool) (caPEM []byte, leaf tls.Certificate) {
 func startReceiver(t *testing.T, selfSigned bool) *receiver {
 	t.Helper()
 	caPEM, leaf := newCA(t, selfSigned)
-	r := &receiver{t: t, failWith: 500}
-	r.caFile = filepath.Join(t.TempDir(), "ca.pem")
-	os.WriteFile(r.caFile, caPEM, 0o600)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(caFile, caPEM, 0o600)
+	return listenReceiver(t, caFile, leaf)
+}
+
+// sibling starts another receiver with the same CA and certificate, so one
+// --webhook-ca trusts both.
+func (r *receiver) sibling() *receiver {
+	r.t.Helper()
+	return listenReceiver(r.t, r.caFile, r.leaf)
+}
+
+func listenReceiver(t *testing.T, caFile string, leaf tls.Certificate) *receiver {
+	t.Helper()
+	r := &receiver{t: t, failWith: 500, caFile: caFile, leaf: leaf}
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{leaf}})
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +123,20 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.got = append(r.got, received{at: time.Now(), header: req.Header.Clone(), body: body})
 	fail := len(r.got) <= r.failFirst
 	code := r.failWith
+	hold := r.hold
+	if hold != nil {
+		r.held++
+	}
 	r.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-req.Context().Done():
+		}
+		r.mu.Lock()
+		r.held--
+		r.mu.Unlock()
+	}
 	if fail {
 		if code == http.StatusFound {
 			w.Header().Set("Location", "https://example.com/")
@@ -110,6 +145,23 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// holding returns how many requests wait on hold now.
+func (r *receiver) holding() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.held
+}
+
+// release lets held requests (and later ones) through.
+func (r *receiver) release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.hold != nil {
+		close(r.hold)
+		r.hold = nil
+	}
 }
 
 func (r *receiver) requests() []received {
@@ -171,6 +223,65 @@ func decodeEvent(t *testing.T, r received) event {
 		t.Fatalf("event %q vs header %q", e.Event, r.header.Get("X-Service-Event-Type"))
 	}
 	return e
+}
+
+// wantData checks that an event's data has exactly want's keys (SPEC.md's
+// event table), each with want's value: a time.Time must be the same
+// instant, a func(any) bool must accept it, anything else must equal it
+// once through JSON.
+func wantData(t *testing.T, e event, want map[string]any) {
+	t.Helper()
+	var got, keys []string
+	for k := range e.Data {
+		got = append(got, k)
+	}
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(got)
+	sort.Strings(keys)
+	if !slices.Equal(got, keys) {
+		t.Fatalf("%s data keys = %v, want exactly %v", e.Event, got, keys)
+	}
+	for k, w := range want {
+		g := e.Data[k]
+		switch w := w.(type) {
+		case time.Time:
+			s, _ := g.(string)
+			if at, err := time.Parse(time.RFC3339Nano, s); err != nil || !at.Equal(w) {
+				t.Fatalf("%s %s = %v, want %v", e.Event, k, g, w)
+			}
+		case func(any) bool:
+			if !w(g) {
+				t.Fatalf("%s %s = %v", e.Event, k, g)
+			}
+		default:
+			b, _ := json.Marshal(w)
+			var norm any
+			json.Unmarshal(b, &norm)
+			if !reflect.DeepEqual(g, norm) {
+				t.Fatalf("%s %s = %v, want %v", e.Event, k, g, norm)
+			}
+		}
+	}
+}
+
+// timeField parses a timestamp field of an API answer.
+func timeField(t *testing.T, r resp, field string) time.Time {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339Nano, r.str(field))
+	if err != nil {
+		t.Fatalf("%s = %q in %s", field, r.str(field), r.raw)
+	}
+	return at
+}
+
+func nonEmpty(v any) bool { s, ok := v.(string); return ok && s != "" }
+
+// setDelivererHook adjusts the deliverer of servers started during the test.
+func setDelivererHook(t *testing.T, hook func(*app.Deliverer)) {
+	testHookDeliverer = hook
+	t.Cleanup(func() { testHookDeliverer = nil })
 }
 
 func webhookServer(t *testing.T, rcv *receiver, schedule string) *testServer {
@@ -237,6 +348,76 @@ func TestWebhookSubscriptions(t *testing.T) {
 	s.wantError(s.do("GET", base+"/"+id, key, nil), 404, "ERR_WHK_001")
 }
 
+// TestWebhookChangesNeedVerifiedEmail: creating, changing, deleting,
+// testing and retrying need a verified email, for a member's token and for a
+// key that member created; reading does not. No API path makes a team member
+// unverified today (accepting an invitation needs a verified email), so the
+// test clears the flag in the database, as a later path might.
+func TestWebhookChangesNeedVerifiedEmail(t *testing.T) {
+	rcv := startReceiver(t, false)
+	rcv.failFirst = 1
+	s := webhookServer(t, rcv, "0s")
+	owner := s.verifiedUser("Owner")
+	team := s.newTeam(owner, "Hooks Inc")
+	ht := []string{"X-Team-Id", team}
+	sub := s.must(200, "POST", "/api/v1/webhook-subscriptions", owner.token, map[string]any{"url": rcv.url}, ht...)
+	base := "/api/v1/webhook-subscriptions/" + sub.str("id")
+	failed := s.must(200, "POST", base+"/test", owner.token, nil, ht...) // the receiver fails it: retryable by hand
+	if failed.str("success") != "false" {
+		t.Fatalf("first test = %s", failed.raw)
+	}
+
+	member := s.verifiedUser("Member")
+	s.join(owner, team, member, "admin")
+	memberKey := s.must(200, "POST", "/api/api-keys", member.token, map[string]any{"name": "k"}, ht...).str("plainKey")
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(s.Config.Data, "folio.db")+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	setVerified := func(v int) {
+		t.Helper()
+		if _, err := db.Exec(`UPDATE users SET email_verified = ? WHERE id = ?`, v, member.id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setVerified(0)
+	for _, who := range []struct {
+		name, token string
+		headers     []string
+	}{{"token", member.token, ht}, {"key", memberKey, nil}} {
+		for _, c := range []struct {
+			method, path string
+			body         any
+		}{
+			{"POST", "/api/v1/webhook-subscriptions", map[string]any{"url": rcv.url}},
+			{"PATCH", base, map[string]any{"url": "https://evil.example/x"}},
+			{"PATCH", base, map[string]any{"enabled": false}},
+			{"POST", base + "/test", nil},
+			{"POST", base + "/deliveries/" + failed.str("deliveryId") + "/retry", nil},
+			{"DELETE", base, nil},
+		} {
+			s.wantError(s.do(c.method, c.path, who.token, c.body, who.headers...), 403, "ERR_AUTH_006")
+		}
+		s.must(200, "GET", "/api/v1/webhook-subscriptions", who.token, nil, who.headers...)
+		s.must(200, "GET", base, who.token, nil, who.headers...)
+		s.must(200, "GET", base+"/deliveries", who.token, nil, who.headers...)
+	}
+	if n := len(rcv.requests()); n != 1 {
+		t.Fatalf("the receiver got %d requests; the unverified member's must all have been refused", n)
+	}
+	g := s.must(200, "GET", base, owner.token, nil, ht...)
+	if g.str("url") != rcv.url || g.str("enabled") != "true" {
+		t.Fatalf("subscription changed: %s", g.raw)
+	}
+
+	// Verified again, the same member may.
+	setVerified(1)
+	s.must(200, "POST", base+"/deliveries/"+failed.str("deliveryId")+"/retry", member.token, nil, ht...)
+	rcv.waitFor(2, 10*time.Second)
+	s.must(200, "PATCH", base, memberKey, map[string]any{"enabled": false})
+}
+
 func TestWebhookDeliveryRetriesAndHistory(t *testing.T) {
 	rcv := startReceiver(t, false)
 	rcv.failFirst = 2
@@ -271,16 +452,10 @@ func TestWebhookDeliveryRetriesAndHistory(t *testing.T) {
 	if e.Event != "document.generated" || time.Since(e.Timestamp) > time.Minute {
 		t.Fatalf("event = %+v", e)
 	}
-	want := []string{"jobId", "templateId", "format", "status", "downloadUrl", "expiresAt", "generatedAt", "metadata"}
-	for _, f := range want {
-		if _, ok := e.Data[f]; !ok {
-			t.Fatalf("data lacks %s: %v", f, e.Data)
-		}
-	}
-	if e.Data["jobId"] != g.str("jobId") || e.Data["status"] != "completed" || e.Data["downloadUrl"] != g.str("downloadUrl") ||
-		e.Data["metadata"].(map[string]any)["order"] != "A-7" {
-		t.Fatalf("data = %v", e.Data)
-	}
+	job := s.waitJob(key, g.str("jobId"))
+	wantData(t, e, map[string]any{"jobId": g.str("jobId"), "templateId": tpl.str("id"), "format": "pdf", "status": "completed",
+		"downloadUrl": job.str("downloadUrl"), "expiresAt": timeField(t, job, "expiresAt"), "generatedAt": timeField(t, job, "completedAt"),
+		"metadata": map[string]any{"order": "A-7"}})
 
 	// History: one delivery, success after 3 attempts.
 	time.Sleep(50 * time.Millisecond)
@@ -361,9 +536,12 @@ func TestWebhookTestEventDisabledAndBatchEvents(t *testing.T) {
 	}
 	got := rcv.waitFor(1, 5*time.Second)
 	verify(t, sub.str("secret"), got[0])
-	if e := decodeEvent(t, got[0]); e.Event != "document.generated" || e.Data["jobId"] == nil {
+	e := decodeEvent(t, got[0])
+	if e.Event != "document.generated" || tr.str("eventId") != got[0].header.Get("X-Service-Event-Id") {
 		t.Fatalf("test event = %+v", e)
 	}
+	wantData(t, e, map[string]any{"jobId": "job_test", "templateId": "tpl_test", "format": "pdf", "status": "completed",
+		"downloadUrl": nonEmpty, "expiresAt": nonEmpty, "generatedAt": nonEmpty, "metadata": map[string]any{"test": true}})
 
 	// Disabled: no delivery for new events.
 	s.must(200, "PATCH", base, key, map[string]any{"enabled": false})
@@ -390,32 +568,41 @@ func TestWebhookTestEventDisabledAndBatchEvents(t *testing.T) {
 	if len(byType["document.generated"]) != 1 || len(byType["document.failed"]) != 1 || len(byType["batch.completed"]) != 1 || len(byType["batch.failed"]) != 0 {
 		t.Fatalf("events: %v", byType)
 	}
-	f := byType["document.failed"][0].Data
-	if f["errorCode"] != "ERR_LIMIT_001" || f["status"] != "failed" || f["error"] == "" || f["failedAt"] == nil || f["metadata"] == nil {
-		t.Fatalf("document.failed = %v", f)
+	// Each event carries exactly SPEC.md's fields, with the values the API
+	// shows for the same job or batch (no batchId on document events).
+	bv := s.waitBatch(key, b.str("batchId"))
+	entries := bv.get("documents").([]any)
+	okJob := s.must(200, "GET", "/api/v1/documents/jobs/"+entries[0].(map[string]any)["jobId"].(string), key, nil)
+	badJob := s.must(200, "GET", "/api/v1/documents/jobs/"+entries[1].(map[string]any)["jobId"].(string), key, nil)
+	if okJob.str("status") != "completed" || badJob.str("status") != "failed" || badJob.str("error") == "" {
+		t.Fatalf("batch jobs: %s / %s", okJob.raw, badJob.raw)
 	}
-	bc := byType["batch.completed"][0].Data
-	docs := bc["documents"].([]any)
-	if bc["batchId"] != b.str("batchId") || bc["totalDocuments"] != 2.0 || bc["completedDocuments"] != 1.0 || bc["failedDocuments"] != 1.0 ||
-		len(docs) != 2 || docs[0].(map[string]any)["downloadUrl"] == nil || docs[1].(map[string]any)["error"] == nil || bc["completedAt"] == nil {
-		t.Fatalf("batch.completed = %v", bc)
-	}
+	wantData(t, byType["document.generated"][0], map[string]any{"jobId": okJob.str("jobId"), "templateId": tpl.str("id"), "format": "pdf",
+		"status": "completed", "downloadUrl": okJob.str("downloadUrl"), "expiresAt": timeField(t, okJob, "expiresAt"),
+		"generatedAt": timeField(t, okJob, "completedAt"), "metadata": map[string]any{}})
+	wantData(t, byType["document.failed"][0], map[string]any{"jobId": badJob.str("jobId"), "templateId": tpl.str("id"), "format": "pdf",
+		"status": "failed", "error": badJob.str("error"), "errorCode": "ERR_LIMIT_001", "failedAt": timeField(t, badJob, "completedAt"),
+		"metadata": map[string]any{}})
+	wantData(t, byType["batch.completed"][0], map[string]any{"batchId": b.str("batchId"), "templateId": tpl.str("id"), "format": "pdf",
+		"status": "completed", "totalDocuments": 2, "completedDocuments": 1, "failedDocuments": 1,
+		"completedAt": timeField(t, bv, "completedAt"), "documents": entries})
 
 	// All failing: batch.failed.
-	s.must(200, "POST", "/api/v1/documents/generate/batch", key, map[string]any{"templateId": tpl.str("id"), "format": "pdf",
+	fb := s.must(200, "POST", "/api/v1/documents/generate/batch", key, map[string]any{"templateId": tpl.str("id"), "format": "pdf",
 		"documents": []any{map[string]any{"variables": map[string]any{"body": longText}}}})
+	fbv := s.waitBatch(key, fb.str("batchId"))
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		var found map[string]any
+		var found *event
 		for _, r := range rcv.requests() {
 			if e := decodeEvent(t, r); e.Event == "batch.failed" {
-				found = e.Data
+				found = &e
 			}
 		}
 		if found != nil {
-			if found["status"] != "failed" || found["errorCode"] != "ERR_LIMIT_001" || found["error"] == "" || found["failedAt"] == nil {
-				t.Fatalf("batch.failed = %v", found)
-			}
+			wantData(t, *found, map[string]any{"batchId": fb.str("batchId"), "templateId": tpl.str("id"), "format": "pdf", "status": "failed",
+				"error":     func(v any) bool { s, _ := v.(string); return strings.Contains(s, "all 1 documents failed") },
+				"errorCode": "ERR_LIMIT_001", "failedAt": timeField(t, fbv, "completedAt")})
 			break
 		}
 		if time.Now().After(deadline) {
@@ -453,6 +640,21 @@ func TestWebhookSSRFAndTLS(t *testing.T) {
 			t.Fatalf("%s: %s", target, r.raw)
 		}
 	}
+	// Changing the URL of an existing subscription is checked the same way,
+	// and a refused change leaves the URL as it was.
+	public := "https://93.184.215.14/hook" // a public address literal: no DNS needed
+	sub0 := s.must(200, "POST", "/api/v1/webhook-subscriptions", key, map[string]any{"url": public})
+	for _, target := range []string{"https://127.0.0.1/x", "https://[::1]/x", "https://10.0.0.1/x", "https://169.254.169.254/latest/meta-data",
+		"https://localhost/x", "https://[::ffff:127.0.0.1]/x"} {
+		r := s.do("PATCH", "/api/v1/webhook-subscriptions/"+sub0.str("id"), key, map[string]any{"url": target})
+		s.wantError(r, 400, "ERR_VALID_003")
+		if !strings.Contains(r.str("message"), "non-public") {
+			t.Fatalf("PATCH %s: %s", target, r.raw)
+		}
+	}
+	if g := s.must(200, "GET", "/api/v1/webhook-subscriptions/"+sub0.str("id"), key, nil); g.str("url") != public {
+		t.Fatalf("url after refused changes = %s", g.str("url"))
+	}
 
 	// A receiver with a self-signed leaf fails even when its certificate is
 	// handed over as a CA.
@@ -472,5 +674,32 @@ func TestWebhookSSRFAndTLS(t *testing.T) {
 	tr = s2.must(200, "POST", "/api/v1/webhook-subscriptions/"+sub.str("id")+"/test", key2, nil)
 	if tr.str("success") != "false" || !strings.Contains(tr.str("error"), "TLS") {
 		t.Fatalf("untrusted CA: %s", tr.raw)
+	}
+}
+
+// TestWebhookRetryScheduleFlag: the serve default is SPEC.md's schedule
+// (0, 1 min, 5 min, 30 min), and a schedule that would delay the first
+// attempt is refused at start rather than silently ignored.
+func TestWebhookRetryScheduleFlag(t *testing.T) {
+	var c Config
+	fs := newFlagSet()
+	c.flags(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := app.ParseRetrySchedule(c.WebhookRetrySchedule)
+	want := []time.Duration{0, time.Minute, 5 * time.Minute, 30 * time.Minute}
+	if err != nil || !slices.Equal(got, want) || !slices.Equal(app.DefaultRetrySchedule, want) {
+		t.Fatalf("default schedule %q = %v, %v; want %v", c.WebhookRetrySchedule, got, err, want)
+	}
+	if c.WebhookWorkers != app.DefaultWebhookWorkers || c.WebhookWorkers <= 4 {
+		t.Fatalf("--webhook-workers default = %d", c.WebhookWorkers)
+	}
+	if err := c.validate(); err != nil {
+		t.Fatal(err)
+	}
+	c.WebhookRetrySchedule = "5s,1m"
+	if err := c.validate(); err == nil || !strings.Contains(err.Error(), "first delay must be 0s") {
+		t.Fatalf("validate(5s,1m) = %v", err)
 	}
 }

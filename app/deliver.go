@@ -1,119 +1,103 @@
 package app
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
 
-// DefaultRetrySchedule is the delay before each attempt (DESIGN.md section 5):
-// attempt 1 at once, then 1, 5 and 30 minutes after the previous failure.
+// DefaultRetrySchedule is the delay before each attempt (SPEC.md, Events):
+// attempt 1 at once, then 1, 5 and 30 minutes after the previous failure. The
+// --webhook-retry-schedule default "0s,1m,5m,30m" parses to it; a Deliverer
+// without Retries uses it.
 var DefaultRetrySchedule = []time.Duration{0, time.Minute, 5 * time.Minute, 30 * time.Minute}
+
+// Delivery pool defaults (docs/webhooks.md, Delivery rules).
+const (
+	// DefaultWebhookWorkers is how many attempts run at once, for all teams.
+	DefaultWebhookWorkers = 32
+	// DefaultWebhookPerSubscription is how many of them one subscription may
+	// hold: a receiver that hangs ties up at most this many workers.
+	DefaultWebhookPerSubscription = 4
+	// DefaultWebhookSweep is how often the deliverer dispatches events and
+	// schedules deliveries that an earlier error left behind.
+	DefaultWebhookSweep = time.Minute
+)
 
 // ScheduleEntry is one planned delivery attempt in the durable schedule.
 type ScheduleEntry struct {
-	DeliveryID string
-	Attempt    int
-	Due        time.Time
-	Key        []byte
+	DeliveryID     string
+	SubscriptionID string
+	Attempt        int
+	Due            time.Time
+	Key            []byte
 }
 
-// WebhookSchedule is the durable attempt schedule (bbolt).
+// Admit tells the schedule, while it looks for a due entry, whether the
+// entry's subscription may start an attempt now; when not, reopen is when it
+// may (zero: unknown, the deliverer wakes the schedule up).
+type Admit func(subscriptionID string, now time.Time) (ok bool, reopen time.Time)
+
+// WebhookSchedule is the durable attempt schedule (bbolt). Entries are keyed
+// by due time and delivery, so scheduling the same attempt twice (start-up
+// repair racing a dispatch) keeps one entry.
 type WebhookSchedule interface {
+	// ScheduleAttempts adds entries; an entry already scheduled under the
+	// same key is left as it is (with its lease).
 	ScheduleAttempts(ctx context.Context, entries ...*ScheduleEntry) error
-	// ClaimDueAttempt leases the earliest due entry; with none due it returns
-	// nil and the time the next one falls due (zero when there is none).
-	ClaimDueAttempt(ctx context.Context, now time.Time, lease time.Duration) (*ScheduleEntry, time.Time, error)
+	// ClaimDueAttempts leases up to max due, unleased entries that admit
+	// lets through, earliest first. With none it returns the earliest time
+	// worth looking again (zero when none is known).
+	ClaimDueAttempts(ctx context.Context, now time.Time, lease time.Duration, max int, admit Admit) ([]*ScheduleEntry, time.Time, error)
 	// ReplaceAttempt removes e and, when next is not nil, schedules next, in
 	// one transaction.
 	ReplaceAttempt(ctx context.Context, e, next *ScheduleEntry) error
+	// RemoveAttempts drops every entry of the given deliveries.
+	RemoveAttempts(ctx context.Context, deliveryIDs ...string) error
 	ReleaseAttemptLeases(ctx context.Context) (int, error)
-	ScheduledDeliveryIDs(ctx context.Context) (map[string]bool, error)
+	// ScheduledAttempts lists every entry, earliest first.
+	ScheduledAttempts(ctx context.Context) ([]*ScheduleEntry, error)
 }
 
 // Deliverer sends webhook deliveries from the durable schedule on its own
-// worker pool, so slow receivers never hold up document generation.
+// pool of workers, so slow receivers never hold up document generation.
+//
+// SQLite holds the record of every delivery (status, attempts,
+// next_retry_at); bbolt holds the schedule the workers follow. A delivery is
+// written to SQLite first and scheduled second; the sweep (at start and every
+// Sweep) schedules any pending delivery that has no entry, at its
+// next_retry_at, and dispatches events an error left undispatched.
 type Deliverer struct {
 	Store   WebhookStore
 	Queue   WebhookSchedule
 	Client  *http.Client
-	Limiter Limiter
-	Retries []time.Duration
-	Workers int
+	Retries []time.Duration // default DefaultRetrySchedule
+	// Workers bounds the attempts in flight (default DefaultWebhookWorkers);
+	// PerSubscription bounds those of one subscription (default
+	// DefaultWebhookPerSubscription).
+	Workers, PerSubscription int
 	// Timeout bounds one attempt (default 30 s).
 	Timeout time.Duration
-	Logger  *slog.Logger
-	Now     func() time.Time
+	// Sweep is the period of the repair sweep (default DefaultWebhookSweep).
+	Sweep  time.Duration
+	Logger *slog.Logger
+	Now    func() time.Time
 	// Metrics records attempt outcomes (nil: none).
 	Metrics *Metrics
 
-	wake chan struct{}
-	run  context.Context // ends when the shutdown grace does; attempts then stop unrecorded
+	gate     *sendGate
+	wake     chan struct{} // the claimer: the schedule changed or a slot freed
+	dispatch chan struct{} // the dispatcher: events are waiting in the outbox
+	run      context.Context
 }
 
-// NewWebhookClient returns the HTTP client for deliveries: TLS verified
-// against the system roots plus extraCA, self-signed leaves refused, no
-// redirects, 30 s per attempt, and (unless allowPrivate) no connection to a
-// non-public address.
-func NewWebhookClient(allowPrivate bool, extraCA []byte) (*http.Client, error) {
-	pool, err := x509.SystemCertPool()
-	if err != nil || pool == nil {
-		pool = x509.NewCertPool()
-	}
-	if len(extraCA) > 0 && !pool.AppendCertsFromPEM(extraCA) {
-		return nil, errors.New("--webhook-ca holds no PEM certificate")
-	}
-	dialer := &net.Dialer{Timeout: 10 * time.Second}
-	if !allowPrivate {
-		dialer.Control = guardDial
-	}
-	tr := &http.Transport{
-		Proxy:       nil,
-		DialContext: dialer.DialContext,
-		TLSClientConfig: &tls.Config{
-			RootCAs:    pool,
-			MinVersion: tls.VersionTLS12,
-			VerifyConnection: func(cs tls.ConnectionState) error {
-				if len(cs.PeerCertificates) > 0 && selfSigned(cs.PeerCertificates[0]) {
-					return errors.New("self-signed certificates are not supported")
-				}
-				return nil
-			},
-		},
-		ForceAttemptHTTP2:     true,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: WebhookAttemptTimeout,
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       90 * time.Second,
-	}
-	return &http.Client{
-		Transport:     tr,
-		Timeout:       WebhookAttemptTimeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}, nil
-}
-
-// selfSigned reports whether c signed itself. CheckSignatureFrom would refuse
-// a non-CA "parent", so the signature is checked directly.
-func selfSigned(c *x509.Certificate) bool {
-	return bytes.Equal(c.RawIssuer, c.RawSubject) && c.CheckSignature(c.SignatureAlgorithm, c.RawTBSCertificate, c.Signature) == nil
-}
-
-// ParseRetrySchedule reads "0s,1m,5m,30m".
+// ParseRetrySchedule reads "0s,1m,5m,30m": the delay before each attempt.
+// The first attempt is always immediate, so the first delay must be 0.
 func ParseRetrySchedule(s string) ([]time.Duration, error) {
 	var out []time.Duration
 	for _, part := range strings.Split(s, ",") {
@@ -126,68 +110,69 @@ func ParseRetrySchedule(s string) ([]time.Duration, error) {
 	if len(out) == 0 || len(out) > 20 {
 		return nil, errors.New("--webhook-retry-schedule needs 1 to 20 delays")
 	}
+	if out[0] != 0 {
+		return nil, fmt.Errorf("--webhook-retry-schedule: the first attempt is immediate, so the first delay must be 0s, not %s", out[0])
+	}
 	return out, nil
 }
 
 const (
 	attemptLease   = 2 * time.Minute
 	maxResponseLog = 64 << 10
+	// idleWait bounds how long the claimer sleeps when it knows of nothing
+	// due; every change of the schedule wakes it sooner.
+	idleWait = 10 * time.Second
 )
+
+func (d *Deliverer) retries() []time.Duration {
+	if len(d.Retries) == 0 {
+		return DefaultRetrySchedule
+	}
+	return d.Retries
+}
 
 // Start makes interrupted work runnable (leases released, events left
 // undispatched dispatched, pending deliveries without an entry scheduled)
-// and starts the workers. The returned function stops them: attempts in
-// flight may end until grace does; those cut off then are not recorded and
-// run again at the next start (receivers deduplicate on the event id).
+// and starts the dispatcher and the workers. The returned function stops
+// them: attempts in flight may end until grace does; those cut off then are
+// not recorded and run again at the next start (receivers deduplicate on
+// the event id).
 func (d *Deliverer) Start(ctx context.Context) (func(grace context.Context), error) {
+	workers := d.Workers
+	if workers <= 0 {
+		workers = DefaultWebhookWorkers
+	}
+	perSub := d.PerSubscription
+	if perSub <= 0 {
+		perSub = DefaultWebhookPerSubscription
+	}
+	d.gate = newSendGate(perSub, WebhookEventsPerSec, time.Second)
 	d.wake = make(chan struct{}, 1)
+	d.dispatch = make(chan struct{}, 1)
 	if _, err := d.Queue.ReleaseAttemptLeases(ctx); err != nil {
 		return nil, err
 	}
-	for {
-		events, err := d.Store.UndispatchedEvents(ctx, 500)
-		if err != nil {
-			return nil, err
-		}
-		d.Dispatch(ctx, events)
-		if len(events) < 500 {
-			break
-		}
-	}
-	pending, err := d.Store.PendingDeliveries(ctx)
-	if err != nil {
+	if err := d.sweep(ctx); err != nil {
 		return nil, err
-	}
-	scheduled, err := d.Queue.ScheduledDeliveryIDs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, del := range pending {
-		if !scheduled[del.ID] {
-			due := d.Now()
-			if del.NextRetryAt != nil {
-				due = *del.NextRetryAt
-			}
-			if err := d.Queue.ScheduleAttempts(ctx, &ScheduleEntry{DeliveryID: del.ID, Attempt: del.Attempts + 1, Due: due}); err != nil {
-				return nil, err
-			}
-		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	run, interrupt := context.WithCancel(context.WithoutCancel(ctx))
 	d.run = run
-	var wg sync.WaitGroup
-	for range max(d.Workers, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d.work(ctx)
-		}()
-	}
+	var loops, attempts sync.WaitGroup
+	loops.Add(2)
+	go func() {
+		defer loops.Done()
+		d.dispatchLoop(ctx)
+	}()
+	go func() {
+		defer loops.Done()
+		d.claimLoop(ctx, workers, &attempts)
+	}()
 	return func(grace context.Context) {
 		cancel()
+		loops.Wait()
 		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
+		go func() { attempts.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-grace.Done():
@@ -201,111 +186,256 @@ func (d *Deliverer) Start(ctx context.Context) (func(grace context.Context), err
 // interrupted reports whether shutdown cut attempts off.
 func (d *Deliverer) interrupted() bool { return d.run != nil && d.run.Err() != nil }
 
-// Dispatch turns events into scheduled deliveries. A failure is logged: the
-// event stays undispatched and the next start dispatches it.
+// Dispatch tells the dispatcher that the events, already stored in the
+// outbox, wait for their deliveries. It never blocks the caller (a document
+// worker) on webhook work. Before Start it dispatches them itself.
 func (d *Deliverer) Dispatch(ctx context.Context, events []*Event) {
-	for _, e := range events {
-		dels, err := d.Store.DispatchEvent(ctx, e, len(d.Retries), d.Now().UTC())
-		if err != nil {
-			d.Logger.Error("dispatch webhook event", "event", e.ID, "err", err)
-			continue
-		}
-		for _, del := range dels {
-			if err := d.Queue.ScheduleAttempts(ctx, &ScheduleEntry{DeliveryID: del.ID, Attempt: 1, Due: del.CreatedAt}); err != nil {
-				d.Logger.Error("schedule webhook delivery", "delivery", del.ID, "err", err)
-			}
-		}
+	if d.dispatch == nil {
+		d.dispatchEvents(ctx, events)
+		return
 	}
-	d.signal()
+	notify(d.dispatch)
 }
 
-// Schedule plans the next attempt of a pending delivery now.
-func (d *Deliverer) Schedule(ctx context.Context, del *Delivery) error {
-	if err := d.Queue.ScheduleAttempts(ctx, &ScheduleEntry{DeliveryID: del.ID, Attempt: del.Attempts + 1, Due: d.Now()}); err != nil {
+// dispatchEvents turns events into scheduled deliveries, one SQLite and one
+// bbolt transaction per event. It reports whether all went well; what
+// failed stays in the outbox (or pending without an entry) for the sweep.
+func (d *Deliverer) dispatchEvents(ctx context.Context, events []*Event) bool {
+	ok := true
+	for _, e := range events {
+		dels, err := d.Store.DispatchEvent(ctx, e, len(d.retries()), d.Now().UTC())
+		if err != nil {
+			d.Logger.Error("dispatch webhook event; the sweep tries again", "event", e.ID, "err", err)
+			ok = false
+			continue
+		}
+		entries := make([]*ScheduleEntry, 0, len(dels))
+		for _, del := range dels {
+			entries = append(entries, d.entryFor(del))
+		}
+		if len(entries) == 0 {
+			continue
+		}
+		if err := d.Queue.ScheduleAttempts(ctx, entries...); err != nil {
+			d.Logger.Error("schedule webhook deliveries; the sweep tries again", "event", e.ID, "err", err)
+			ok = false
+		}
+	}
+	notify(d.wake)
+	return ok
+}
+
+// dispatchOutbox dispatches what the outbox holds, 500 events at a time,
+// until it is empty or an error asks to wait for the next sweep.
+func (d *Deliverer) dispatchOutbox(ctx context.Context) error {
+	for {
+		events, err := d.Store.UndispatchedEvents(ctx, 500)
+		if err != nil {
+			return err
+		}
+		if !d.dispatchEvents(ctx, events) || len(events) < 500 {
+			return nil
+		}
+	}
+}
+
+// sweep dispatches the outbox and schedules every pending delivery that has
+// no entry in the schedule (a scheduling error, or a lost bbolt file), at
+// the time SQLite records for its next attempt.
+func (d *Deliverer) sweep(ctx context.Context) error {
+	if err := d.dispatchOutbox(ctx); err != nil {
 		return err
 	}
-	d.signal()
+	// Pending first, entries second: a delivery that moves on in between
+	// has an entry by then, or no longer needs one.
+	pending, err := d.Store.PendingDeliveries(ctx)
+	if err != nil {
+		return err
+	}
+	scheduled, err := d.Queue.ScheduledAttempts(ctx)
+	if err != nil {
+		return err
+	}
+	has := make(map[string]bool, len(scheduled))
+	for _, e := range scheduled {
+		has[e.DeliveryID] = true
+	}
+	var missing []*ScheduleEntry
+	for _, del := range pending {
+		if !has[del.ID] {
+			missing = append(missing, d.entryFor(del))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	d.Logger.Warn("scheduling webhook deliveries that had no schedule entry", "deliveries", len(missing))
+	if err := d.Queue.ScheduleAttempts(ctx, missing...); err != nil {
+		return err
+	}
+	notify(d.wake)
 	return nil
 }
 
-func (d *Deliverer) signal() {
-	if d.wake == nil {
+// entryFor is the schedule entry of a pending delivery's next attempt. Its
+// due time comes from the record, so whoever schedules it (dispatch, retry,
+// sweep) makes the same key.
+func (d *Deliverer) entryFor(del *Delivery) *ScheduleEntry {
+	due := del.CreatedAt
+	if del.NextRetryAt != nil {
+		due = *del.NextRetryAt
+	} else if del.Attempts > 0 {
+		due = d.Now()
+	}
+	return &ScheduleEntry{DeliveryID: del.ID, SubscriptionID: del.SubscriptionID, Attempt: del.Attempts + 1, Due: due}
+}
+
+// Schedule plans the next attempt of a pending delivery (a manual retry).
+func (d *Deliverer) Schedule(ctx context.Context, del *Delivery) error {
+	if err := d.Queue.ScheduleAttempts(ctx, d.entryFor(del)); err != nil {
+		return err
+	}
+	notify(d.wake)
+	return nil
+}
+
+// Cancel drops the scheduled attempts of deliveries that were cancelled.
+func (d *Deliverer) Cancel(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return d.Queue.RemoveAttempts(ctx, ids...)
+}
+
+func notify(ch chan struct{}) {
+	if ch == nil {
 		return
 	}
 	select {
-	case d.wake <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
 
-func (d *Deliverer) work(ctx context.Context) {
-	timer := time.NewTimer(time.Second)
-	defer timer.Stop()
-	for ctx.Err() == nil {
-		now := d.Now()
-		e, next, err := d.Queue.ClaimDueAttempt(ctx, now, attemptLease)
-		if err != nil {
-			d.Logger.Error("claim webhook attempt", "err", err)
+// dispatchLoop dispatches the outbox when told to and sweeps periodically.
+func (d *Deliverer) dispatchLoop(ctx context.Context) {
+	every := d.Sweep
+	if every <= 0 {
+		every = DefaultWebhookSweep
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		var err error
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.dispatch:
+			err = d.dispatchOutbox(ctx)
+		case <-t.C:
+			err = d.sweep(ctx)
 		}
-		if e == nil {
-			wait := time.Second
-			if !next.IsZero() && next.Sub(now) < wait {
-				wait = max(next.Sub(now), time.Millisecond)
+		if err != nil && ctx.Err() == nil {
+			d.Logger.Error("webhook sweep", "err", err)
+		}
+	}
+}
+
+// claimLoop is the only claimer of the schedule: it leases the next due
+// attempts whose subscriptions have room (in flight and per second), as
+// many as there are free workers, and runs each on its own goroutine.
+func (d *Deliverer) claimLoop(ctx context.Context, workers int, attempts *sync.WaitGroup) {
+	slots := make(chan struct{}, workers) // one token per attempt running
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		select {
+		case slots <- struct{}{}: // wait for a free worker
+		case <-ctx.Done():
+			return
+		}
+		free := cap(slots) - len(slots) + 1 // only this loop adds tokens
+		now := d.Now()
+		entries, next, err := d.Queue.ClaimDueAttempts(ctx, now, attemptLease, free, d.gate.admitter())
+		if err != nil && ctx.Err() == nil {
+			d.Logger.Error("claim webhook attempts", "err", err)
+		}
+		if len(entries) == 0 {
+			<-slots
+			wait := idleWait
+			if err != nil {
+				wait = time.Second
+			} else if !next.IsZero() {
+				wait = min(wait, max(next.Sub(now), time.Millisecond))
 			}
 			timer.Reset(wait)
 			select {
 			case <-ctx.Done():
+				return
 			case <-d.wake:
 			case <-timer.C:
 			}
 			continue
 		}
-		d.signal()
-		if err := d.handle(context.WithoutCancel(ctx), e); errors.Is(err, errInterrupted) {
-			d.Logger.Warn("webhook attempt interrupted by shutdown; it runs again at the next start", "delivery", e.DeliveryID)
-		} else if err != nil {
-			d.Logger.Error("webhook attempt", "delivery", e.DeliveryID, "err", err)
+		for i, e := range entries {
+			if i > 0 {
+				slots <- struct{}{}
+			}
+			d.gate.acquire(e.SubscriptionID)
+			attempts.Add(1)
+			go func() {
+				defer attempts.Done()
+				sent, err := d.handle(context.WithoutCancel(ctx), e)
+				d.gate.release(e.SubscriptionID, sent, d.Now())
+				<-slots
+				notify(d.wake)
+				if errors.Is(err, errInterrupted) {
+					d.Logger.Warn("webhook attempt interrupted by shutdown; it runs again at the next start", "delivery", e.DeliveryID)
+				} else if err != nil {
+					d.Logger.Error("webhook attempt", "delivery", e.DeliveryID, "err", err)
+				}
+			}()
 		}
 	}
 }
 
-// handle runs one scheduled attempt and plans the next.
-func (d *Deliverer) handle(ctx context.Context, e *ScheduleEntry) error {
+// handle runs one scheduled attempt and plans the next. sent reports
+// whether a request went out.
+func (d *Deliverer) handle(ctx context.Context, e *ScheduleEntry) (sent bool, err error) {
 	del, err := d.Store.FindDelivery(ctx, e.DeliveryID)
 	if ErrorCode(err) == ECodeDeliveryNotFound {
-		return d.Queue.ReplaceAttempt(ctx, e, nil) // subscription deleted
+		return false, d.Queue.ReplaceAttempt(ctx, e, nil) // subscription deleted
 	} else if err != nil {
-		return err
+		return false, err
 	}
 	if del.Status != DeliveryPending || del.Attempts >= e.Attempt {
-		// Already recorded (a replay after a crash): follow the stored state.
-		return d.Queue.ReplaceAttempt(ctx, e, d.nextEntry(del))
+		// Already recorded (a replay after a crash) or cancelled: follow
+		// the stored state.
+		return false, d.Queue.ReplaceAttempt(ctx, e, d.nextEntry(del))
 	}
 	sub, err := d.Store.FindSubscription(ctx, del.TeamID, del.SubscriptionID)
 	if ErrorCode(err) == ECodeSubscriptionNotFound {
-		return d.Queue.ReplaceAttempt(ctx, e, nil)
+		return false, d.Queue.ReplaceAttempt(ctx, e, nil)
 	} else if err != nil {
-		return err
+		return false, err
 	}
-	if dec := d.Limiter.Allow("webhook:"+sub.ID, WebhookEventsPerSec, time.Second, d.Now()); !dec.Allowed {
-		// Over 100 events per second: wait, do not drop.
-		return d.Queue.ReplaceAttempt(ctx, e, &ScheduleEntry{DeliveryID: del.ID, Attempt: e.Attempt, Due: d.Now().Add(max(dec.RetryAfter, 10*time.Millisecond))})
+	del, sent, err = d.attempt(ctx, del, sub)
+	if err != nil {
+		return sent, err
 	}
-	if del, err = d.attempt(ctx, del, sub); err != nil {
-		return err
-	}
-	return d.Queue.ReplaceAttempt(ctx, e, d.nextEntry(del))
+	return sent, d.Queue.ReplaceAttempt(ctx, e, d.nextEntry(del))
 }
 
 func (d *Deliverer) nextEntry(del *Delivery) *ScheduleEntry {
 	if del.Status != DeliveryPending || del.NextRetryAt == nil {
 		return nil
 	}
-	return &ScheduleEntry{DeliveryID: del.ID, Attempt: del.Attempts + 1, Due: *del.NextRetryAt}
+	return d.entryFor(del)
 }
 
-// attempt sends one delivery now and records the outcome.
-func (d *Deliverer) attempt(ctx context.Context, del *Delivery, sub *Subscription) (*Delivery, error) {
+// attempt sends one delivery now and records the outcome. sent reports
+// whether a request went out.
+func (d *Deliverer) attempt(ctx context.Context, del *Delivery, sub *Subscription) (out *Delivery, sent bool, err error) {
 	n := del.Attempts + 1
 	a := Attempt{Number: n, At: d.Now().UTC()}
 	retryable := true
@@ -315,9 +445,10 @@ func (d *Deliverer) attempt(ctx context.Context, del *Delivery, sub *Subscriptio
 	case len(del.Payload) > MaxWebhookPayload:
 		a.Error, retryable = fmt.Sprintf("payload of %d bytes exceeds the 256 KB webhook limit", len(del.Payload)), false
 	default:
+		sent = true
 		code, err := d.send(ctx, sub, del)
 		if d.interrupted() {
-			return nil, errInterrupted
+			return nil, true, errInterrupted
 		}
 		a.ResponseTime = d.Now().Sub(a.At).Milliseconds()
 		if code != 0 {
@@ -334,13 +465,12 @@ func (d *Deliverer) attempt(ctx context.Context, del *Delivery, sub *Subscriptio
 			a.Error = fmt.Sprintf("HTTP %d", code)
 		}
 	}
-	if !a.Success && retryable && n < del.MaxAttempts && n < len(d.Retries) {
-		next := a.At.Add(d.Retries[n])
+	if retries := d.retries(); !a.Success && retryable && n < del.MaxAttempts && n < len(retries) {
+		next := a.At.Add(retries[n])
 		a.NextRetryAt = &next
 	}
-	out, err := d.Store.RecordAttempt(ctx, del.ID, a)
-	if err != nil {
-		return nil, err
+	if out, err = d.Store.RecordAttempt(ctx, del.ID, a); err != nil {
+		return nil, sent, err
 	}
 	outcome := WebhookSuccess
 	switch {
@@ -363,71 +493,5 @@ func (d *Deliverer) attempt(ctx context.Context, del *Delivery, sub *Subscriptio
 	}
 	d.Logger.Info("webhook attempt", "delivery", del.ID, "subscription", sub.ID, "event", del.Event, "attempt", n,
 		"success", a.Success, "status_code", status, "error", a.Error, "request_id", reqID)
-	return out, nil
-}
-
-// send POSTs the signed payload and returns the status code.
-func (d *Deliverer) send(ctx context.Context, sub *Subscription, del *Delivery) (int, error) {
-	ts := strconv.FormatInt(d.Now().Unix(), 10)
-	timeout := WebhookAttemptTimeout
-	if d.Timeout > 0 {
-		timeout = d.Timeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if d.run != nil {
-		defer context.AfterFunc(d.run, cancel)() // shutdown's grace ended
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.URL, bytes.NewReader(del.Payload))
-	if err != nil {
-		return 0, err
-	}
-	h := req.Header
-	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", "Folio-Webhooks/1")
-	h.Set("X-Service-Signature", Sign(sub.Secret, ts, del.Payload))
-	h.Set("X-Service-Timestamp", ts)
-	h.Set("X-Service-Event-Id", del.EventID)
-	h.Set("X-Service-Event-Type", del.Event)
-	res, err := d.Client.Do(req)
-	if err != nil {
-		return 0, describeSendError(err, timeout)
-	}
-	defer res.Body.Close()
-	// Read a little of the answer so the connection can be reused; never
-	// more, whatever the receiver sends back.
-	io.Copy(io.Discard, io.LimitReader(res.Body, maxResponseLog))
-	return res.StatusCode, nil
-}
-
-func describeSendError(err error, timeout time.Duration) error {
-	var ne net.Error
-	switch {
-	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
-		return fmt.Errorf("timeout: no answer within %s", timeout)
-	case strings.Contains(err.Error(), "connection refused"):
-		return errors.New("connection refused")
-	case strings.Contains(err.Error(), "not a public address"):
-		return errors.New("refused: the target resolves to a non-public address")
-	case strings.Contains(err.Error(), "certificate") || strings.Contains(err.Error(), "tls:") || strings.Contains(err.Error(), "x509"):
-		return fmt.Errorf("TLS error: %s", lastPart(err.Error()))
-	}
-	return fmt.Errorf("request failed: %s", lastPart(err.Error()))
-}
-
-func lastPart(s string) string {
-	if i := strings.LastIndex(s, ": "); i >= 0 && i+2 < len(s) {
-		return s[i+2:]
-	}
-	return s
-}
-
-// Sign returns the X-Service-Signature value for a body sent at timestamp ts:
-// "v1=" + hex HMAC-SHA256 of "<ts>.<body>" keyed with the secret.
-func Sign(secret, ts string, body []byte) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(ts))
-	m.Write([]byte("."))
-	m.Write(body)
-	return "v1=" + hex.EncodeToString(m.Sum(nil))
+	return out, sent, nil
 }

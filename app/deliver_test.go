@@ -1,27 +1,116 @@
 package app
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
 // TestClientRefusesPrivateAtConnectTime checks the dial guard: even a URL
-// that passed the create-time check cannot connect to a non-public address
-// (a DNS answer that changed after the check, for example).
+// that passed the create-time check cannot connect to a non-public address,
+// whether given as a literal or as a name that resolves to one (a DNS answer
+// that changed after the check, for example).
 func TestClientRefusesPrivateAtConnectTime(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	c, err := NewWebhookClient(false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Get(srv.URL)
-	if err == nil || !strings.Contains(err.Error(), "not a public address") {
-		t.Fatalf("connect to %s: %v", srv.URL, err)
+	for _, target := range []string{
+		srv.URL,                            // 127.0.0.1
+		"https://localhost:" + port + "/x", // a name that resolves to loopback
+		"https://[::1]:" + port + "/x",
+		"https://[::ffff:127.0.0.1]:" + port + "/x",
+		"https://10.0.0.1/x",
+		"https://169.254.169.254/latest/meta-data",
+		"https://192.168.1.1/x",
+	} {
+		_, err := c.Get(target)
+		if err == nil || !strings.Contains(err.Error(), "not a public address") {
+			t.Fatalf("connect to %s: %v", target, err)
+		}
+		if got := describeSendError(err, time.Second).Error(); got != "refused: the target resolves to a non-public address" {
+			t.Fatalf("%s: recorded error %q", target, got)
+		}
+	}
+	// The control: with private targets allowed, the same name is dialled
+	// and fails only at TLS (the test server's certificate signs itself),
+	// so the refusals above came from the guard.
+	open, err := NewWebhookClient(true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = open.Get("https://localhost:" + port + "/x")
+	if err == nil || strings.Contains(err.Error(), "not a public address") || !strings.Contains(describeSendError(err, time.Second).Error(), "TLS") {
+		t.Fatalf("allowed private dial: %v", err)
+	}
+	// A public address passes the guard (no connection is made here).
+	if err := guardDial("tcp", "93.184.215.14:443", nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestParseRetrySchedule(t *testing.T) {
+	got, err := ParseRetrySchedule("0s,1m,5m,30m")
+	if err != nil || !slices.Equal(got, DefaultRetrySchedule) {
+		t.Fatalf("default = %v, %v", got, err)
+	}
+	if got, err := ParseRetrySchedule(" 0s , 1.5s "); err != nil || !slices.Equal(got, []time.Duration{0, 1500 * time.Millisecond}) {
+		t.Fatalf("spaced = %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "5s,1m", "1m", "0s,-1s", "0s,soon", "0s" + strings.Repeat(",1s", 20)} {
+		if _, err := ParseRetrySchedule(bad); err == nil {
+			t.Errorf("ParseRetrySchedule(%q) accepted", bad)
+		}
+	}
+	if d := (&Deliverer{}).retries(); !slices.Equal(d, DefaultRetrySchedule) {
+		t.Fatalf("a deliverer without Retries uses %v", d)
+	}
+}
+
+// TestSendGate: at most perSub attempts in flight; at most rate attempts
+// counted per window, an attempt counting from its start until a window
+// after it ended; an attempt never sent stops counting at once.
+func TestSendGate(t *testing.T) {
+	t0 := time.Unix(1700000000, 0)
+	g := newSendGate(2, 3, time.Second)
+	admit := g.admitter()
+	if ok, _ := admit("s", t0); !ok {
+		t.Fatal("first")
+	}
+	if ok, _ := admit("s", t0); !ok {
+		t.Fatal("second")
+	}
+	if ok, reopen := admit("s", t0); ok || !reopen.IsZero() {
+		t.Fatalf("third in the same pass: %v %v (two in flight is the cap)", ok, reopen)
+	}
+	if ok, _ := admit("other", t0); !ok {
+		t.Fatal("another subscription is not held up")
+	}
+	g.acquire("s")
+	g.acquire("s")
+	g.release("s", true, t0.Add(100*time.Millisecond))
+	g.release("s", false, t0.Add(200*time.Millisecond)) // never sent: not counted
+	g.acquire("s")
+	g.release("s", true, t0.Add(300*time.Millisecond))
+	g.acquire("s")
+	// 2 ended within the window + 1 in flight = the rate of 3.
+	if ok, reopen := g.admit("s", t0.Add(400*time.Millisecond), 0); ok || !reopen.Equal(t0.Add(1100*time.Millisecond)) {
+		t.Fatalf("at the rate: %v, reopen %v", ok, reopen)
+	}
+	if ok, _ := g.admit("s", t0.Add(1100*time.Millisecond), 0); !ok {
+		t.Fatal("the first ended attempt left the window")
+	}
+	g.release("s", true, t0.Add(1200*time.Millisecond))
+	if ok, _ := g.admit("s", t0.Add(3*time.Second), 0); !ok || len(g.subs) != 0 {
+		t.Fatalf("idle subscription kept: %v", g.subs)
 	}
 }
 

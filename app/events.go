@@ -16,7 +16,9 @@ type EventBuilder func(j *Job, b *Batch, batchJobs []*Job) ([]*Event, error)
 type BatchEventBuilder func(b *Batch, batchJobs []*Job) (*Event, error)
 
 // jobEvents builds document.generated or document.failed for the job, and
-// batch.completed or batch.failed when it was the last of its batch.
+// batch.completed or batch.failed when it was the last of its batch. The
+// data fields are exactly SPEC.md's event table: a document of a batch
+// carries no batchId (its batch event lists it instead).
 func (s *DocumentService) jobEvents(j *Job, b *Batch, batchJobs []*Job) ([]*Event, error) {
 	now := s.Now().UTC()
 	at := now
@@ -37,9 +39,6 @@ func (s *DocumentService) jobEvents(j *Job, b *Batch, batchJobs []*Job) ([]*Even
 		typ = EventDocumentFailed
 		data = map[string]any{"jobId": j.ID, "templateId": j.TemplateID, "format": j.Format, "status": j.Status,
 			"error": j.Error, "errorCode": j.ErrorCode, "failedAt": at, "metadata": meta}
-	}
-	if j.BatchID != "" {
-		data["batchId"] = j.BatchID
 	}
 	e, err := NewEvent(j.TeamID, typ, now, data)
 	if err != nil {

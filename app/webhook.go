@@ -27,6 +27,8 @@ const (
 	MaxSubscriptions      = 25
 	WebhookEventsPerSec   = 100
 	WebhookAttemptTimeout = 30 * time.Second
+	// WebhookRetention is how long events and ended deliveries are kept.
+	WebhookRetention = 30 * 24 * time.Hour
 )
 
 // Delivery statuses.
@@ -35,6 +37,10 @@ const (
 	DeliverySuccess = "success"
 	DeliveryFailed  = "failed"
 )
+
+// DeliveryCancelled is the error of a delivery whose subscription was
+// disabled while it waited for a retry.
+const DeliveryCancelled = "cancelled: the subscription was disabled while this delivery waited for a retry; enable it and retry by hand to send it"
 
 // Subscription is a team's webhook endpoint.
 type Subscription struct {
@@ -124,7 +130,15 @@ type WebhookStore interface {
 	// RetryDelivery turns a failed delivery back to pending with one more
 	// attempt allowed.
 	RetryDelivery(ctx context.Context, teamID, subscriptionID, id string, now time.Time) (*Delivery, error)
+	// CancelPendingDeliveries marks a subscription's pending deliveries
+	// failed with reason and returns their ids.
+	CancelPendingDeliveries(ctx context.Context, teamID, subscriptionID, reason string, now time.Time) ([]string, error)
+	// PendingDeliveries lists deliveries waiting for an attempt, without
+	// their payloads.
 	PendingDeliveries(ctx context.Context) ([]*Delivery, error)
+	// DeleteWebhookHistory removes dispatched events and ended deliveries
+	// created before a time, and returns how many rows went.
+	DeleteWebhookHistory(ctx context.Context, before time.Time) (int, error)
 }
 
 // WebhookService manages subscriptions for the API.
@@ -143,7 +157,12 @@ type SubscriptionInput struct {
 	Enabled     *bool    `json:"enabled"`
 }
 
-func (s *WebhookService) manager(ctx context.Context) (*Principal, error) {
+// manager returns the caller when they may manage the team's webhooks. A
+// change (create, update, delete) or a request sent on the caller's behalf
+// (test, retry) also needs a verified email, the same rule as creating:
+// otherwise an unverified account could point an existing subscription
+// anywhere and make Folio POST to it. Reading does not.
+func (s *WebhookService) manager(ctx context.Context, change bool) (*Principal, error) {
 	p, err := PrincipalFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -153,6 +172,11 @@ func (s *WebhookService) manager(ctx context.Context) (*Principal, error) {
 	}
 	if p.Kind == AuthJWT && !CanAdmin(p.Role) && p.Role != RoleMember {
 		return nil, &Error{Code: ECodeForbidden, Message: "viewers cannot manage webhooks"}
+	}
+	if change {
+		if err := RequireVerified(p); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }
@@ -208,11 +232,8 @@ func checkDescription(d string) error {
 // CreateSubscription stores a subscription and returns it with its signing
 // secret, the only time the secret is shown.
 func (s *WebhookService) CreateSubscription(ctx context.Context, in SubscriptionInput) (*Subscription, error) {
-	p, err := s.manager(ctx)
+	p, err := s.manager(ctx, true)
 	if err != nil {
-		return nil, err
-	}
-	if err := RequireVerified(p); err != nil {
 		return nil, err
 	}
 	if in.URL == nil || *in.URL == "" {
@@ -256,7 +277,7 @@ func (s *WebhookService) CreateSubscription(ctx context.Context, in Subscription
 
 // FindSubscriptions lists the team's subscriptions without secrets.
 func (s *WebhookService) FindSubscriptions(ctx context.Context) ([]*Subscription, error) {
-	p, err := s.manager(ctx)
+	p, err := s.manager(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +290,7 @@ func (s *WebhookService) FindSubscriptions(ctx context.Context) ([]*Subscription
 
 // FindSubscription returns one subscription without its secret.
 func (s *WebhookService) FindSubscription(ctx context.Context, id string) (*Subscription, error) {
-	p, err := s.manager(ctx)
+	p, err := s.manager(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -281,9 +302,12 @@ func (s *WebhookService) FindSubscription(ctx context.Context, id string) (*Subs
 	return sub, nil
 }
 
-// UpdateSubscription changes url, events, description or enabled.
+// UpdateSubscription changes url, events, description or enabled. Disabling
+// cancels the subscription's pending deliveries: they become failed at once,
+// with an error saying why, and can be retried by hand once it is enabled
+// again.
 func (s *WebhookService) UpdateSubscription(ctx context.Context, id string, in SubscriptionInput) (*Subscription, error) {
-	p, err := s.manager(ctx)
+	p, err := s.manager(ctx, true)
 	if err != nil {
 		return nil, err
 	}
@@ -306,17 +330,29 @@ func (s *WebhookService) UpdateSubscription(ctx context.Context, id string, in S
 		}
 	}
 	upd.Description, upd.Enabled = in.Description, in.Enabled
-	sub, err := s.Store.UpdateSubscription(ctx, p.TeamID, id, upd, s.Now().UTC())
+	now := s.Now().UTC()
+	sub, err := s.Store.UpdateSubscription(ctx, p.TeamID, id, upd, now)
 	if err != nil {
 		return nil, err
 	}
 	sub.Secret = ""
+	if in.Enabled != nil && !*in.Enabled {
+		ids, err := s.Store.CancelPendingDeliveries(ctx, p.TeamID, id, DeliveryCancelled, now)
+		if err != nil {
+			return nil, err
+		}
+		// Best effort: an entry left behind is dropped when it falls due,
+		// since its delivery is no longer pending.
+		if err := s.Deliverer.Cancel(ctx, ids); err != nil {
+			return nil, err
+		}
+	}
 	return sub, nil
 }
 
 // DeleteSubscription removes a subscription; its pending deliveries are dropped.
 func (s *WebhookService) DeleteSubscription(ctx context.Context, id string) error {
-	p, err := s.manager(ctx)
+	p, err := s.manager(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -325,7 +361,7 @@ func (s *WebhookService) DeleteSubscription(ctx context.Context, id string) erro
 
 // FindDeliveries lists a subscription's most recent deliveries.
 func (s *WebhookService) FindDeliveries(ctx context.Context, id string, limit int) ([]*Delivery, error) {
-	p, err := s.manager(ctx)
+	p, err := s.manager(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +373,7 @@ func (s *WebhookService) FindDeliveries(ctx context.Context, id string, limit in
 
 // RetryDelivery schedules one more attempt of a failed delivery now.
 func (s *WebhookService) RetryDelivery(ctx context.Context, subID, id string) (*Delivery, error) {
-	p, err := s.manager(ctx)
+	p, err := s.manager(ctx, true)
 	if err != nil {
 		return nil, err
 	}
@@ -366,7 +402,7 @@ type TestResult struct {
 // records it in the delivery history. Test events are not retried on their
 // own; a failed one can be retried by hand.
 func (s *WebhookService) SendTest(ctx context.Context, id string) (*TestResult, error) {
-	p, err := s.manager(ctx)
+	p, err := s.manager(ctx, true)
 	if err != nil {
 		return nil, err
 	}
@@ -389,7 +425,12 @@ func (s *WebhookService) SendTest(ctx context.Context, id string) (*TestResult, 
 	if err := s.Store.CreateDelivery(ctx, d); err != nil {
 		return nil, err
 	}
-	d, err = s.Deliverer.attempt(ctx, d, sub)
+	// A test event counts towards the subscription's attempts in flight and
+	// per second, but never waits for room: the caller is waiting.
+	s.Deliverer.gate.acquire(sub.ID)
+	d, sent, err := s.Deliverer.attempt(ctx, d, sub)
+	s.Deliverer.gate.release(sub.ID, sent, s.Deliverer.Now())
+	notify(s.Deliverer.wake)
 	if err != nil {
 		return nil, err
 	}
@@ -398,6 +439,13 @@ func (s *WebhookService) SendTest(ctx context.Context, id string) (*TestResult, 
 		r.ResponseTime = *d.ResponseTime
 	}
 	return r, nil
+}
+
+// Sweep is the janitor task for webhooks: events and ended deliveries older
+// than WebhookRetention are removed (pending ones are kept until they end).
+func (s *WebhookService) Sweep(ctx context.Context) error {
+	_, err := s.Store.DeleteWebhookHistory(ctx, s.Now().UTC().Add(-WebhookRetention))
+	return err
 }
 
 // NewEvent builds an event with the spec's body {event, timestamp, data}.

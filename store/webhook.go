@@ -99,8 +99,22 @@ func (db *DB) DeleteSubscription(ctx context.Context, teamID, id string) error {
 	})
 }
 
+// insertEvents stores events in the outbox, except those no enabled
+// subscription of their team asks for: they would create no delivery, and
+// a team without webhooks should not keep every job's payload.
 func insertEvents(ctx context.Context, tx *sql.Tx, events []*app.Event) error {
+	wanted := map[string]map[string]bool{} // team -> event type -> wanted
 	for _, e := range events {
+		if wanted[e.TeamID] == nil {
+			types, err := subscribedEvents(ctx, tx, e.TeamID)
+			if err != nil {
+				return err
+			}
+			wanted[e.TeamID] = types
+		}
+		if !wanted[e.TeamID][e.Type] {
+			continue
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, team_id, type, payload, created_at, request_id) VALUES (?, ?, ?, ?, ?, ?)`,
 			e.ID, e.TeamID, e.Type, string(e.Payload), ms(e.CreatedAt), e.RequestID); err != nil {
 			return err
@@ -109,17 +123,45 @@ func insertEvents(ctx context.Context, tx *sql.Tx, events []*app.Event) error {
 	return nil
 }
 
-// DispatchEvent creates the event's deliveries and marks it dispatched.
+// subscribedEvents returns the event types the team's enabled
+// subscriptions ask for.
+func subscribedEvents(ctx context.Context, tx *sql.Tx, teamID string) (map[string]bool, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT events FROM webhook_subscriptions WHERE team_id = ? AND enabled = 1`, teamID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
+			return nil, err
+		}
+		var types []string
+		if err := json.Unmarshal([]byte(raw), &types); err != nil {
+			return nil, err
+		}
+		for _, t := range types {
+			out[t] = true
+		}
+	}
+	return out, rows.Err()
+}
+
+// DispatchEvent creates the event's deliveries and marks it dispatched. The
+// event's payload is dropped then (each delivery keeps its own copy). An
+// event that is not in the outbox (no subscription wanted it, or it was
+// pruned) creates nothing.
 func (db *DB) DispatchEvent(ctx context.Context, e *app.Event, maxAttempts int, now time.Time) ([]*app.Delivery, error) {
 	var out []*app.Delivery
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		out = nil
 		var dispatched int
-		if err := tx.QueryRowContext(ctx, `SELECT dispatched FROM events WHERE id = ?`, e.ID).Scan(&dispatched); err != nil {
-			return err
-		}
-		if dispatched == 1 {
+		err := tx.QueryRowContext(ctx, `SELECT dispatched FROM events WHERE id = ?`, e.ID).Scan(&dispatched)
+		if errors.Is(err, sql.ErrNoRows) || dispatched == 1 {
 			return nil
+		} else if err != nil {
+			return err
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT `+subCols+` FROM webhook_subscriptions WHERE team_id = ? AND enabled = 1`, e.TeamID)
 		if err != nil {
@@ -149,7 +191,7 @@ func (db *DB) DispatchEvent(ctx context.Context, e *app.Event, maxAttempts int, 
 				out = append(out, d)
 			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE events SET dispatched = 1 WHERE id = ?`, e.ID)
+		_, err = tx.ExecContext(ctx, `UPDATE events SET dispatched = 1, payload = '' WHERE id = ?`, e.ID)
 		return err
 	})
 	return out, err
@@ -281,9 +323,31 @@ func (db *DB) RetryDelivery(ctx context.Context, teamID, subscriptionID, id stri
 	return d, err
 }
 
-// PendingDeliveries lists deliveries waiting for an attempt.
+// CancelPendingDeliveries marks a subscription's pending deliveries failed
+// with reason and returns their ids.
+func (db *DB) CancelPendingDeliveries(ctx context.Context, teamID, subscriptionID, reason string, now time.Time) ([]string, error) {
+	rows, err := db.write.QueryContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', error = ?, next_retry_at = NULL
+		WHERE team_id = ? AND subscription_id = ? AND status = 'pending' RETURNING id`, reason, teamID, subscriptionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// PendingDeliveries lists deliveries waiting for an attempt, without their
+// payloads (the sweep needs only their schedule).
 func (db *DB) PendingDeliveries(ctx context.Context) ([]*app.Delivery, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE status = 'pending'`)
+	cols := strings.Replace(deliveryCols, "payload", "'' AS payload", 1)
+	rows, err := db.read.QueryContext(ctx, `SELECT `+cols+` FROM webhook_deliveries WHERE status = 'pending'`)
 	if err != nil {
 		return nil, err
 	}
@@ -297,4 +361,26 @@ func (db *DB) PendingDeliveries(ctx context.Context) ([]*app.Delivery, error) {
 		out = append(out, d)
 	}
 	return out, rows.Err()
+}
+
+// DeleteWebhookHistory removes dispatched events and ended (successful or
+// failed) deliveries created before a time.
+func (db *DB) DeleteWebhookHistory(ctx context.Context, before time.Time) (int, error) {
+	n := 0
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		n = 0
+		for _, q := range []string{
+			`DELETE FROM events WHERE dispatched = 1 AND created_at < ?`,
+			`DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ?`,
+		} {
+			res, err := tx.ExecContext(ctx, q, ms(before))
+			if err != nil {
+				return err
+			}
+			k, _ := res.RowsAffected()
+			n += int(k)
+		}
+		return nil
+	})
+	return n, err
 }
