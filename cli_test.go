@@ -116,17 +116,28 @@ func TestAdminCommandsBesideRunningServer(t *testing.T) {
 	if err != nil || team.Plan != "growth" || team.Credits != 500 {
 		t.Fatalf("team after admin: %+v %v", team, err)
 	}
-	for _, bad := range [][]string{
-		{"admin", "set-plan", "--data", data, "--team", teamID, "--plan", "gold"},
-		{"admin", "set-plan", "--data", data, "--team", "team_nope", "--plan", "free"},
-		{"admin", "add-credits", "--data", data, "--team", teamID, "--documents", "-5"},
-		{"admin", "verify-email", "--data", data, "--email", "ghost@example.com"},
-		{"admin", "set-plan", "--data", t.TempDir(), "--team", teamID, "--plan", "free"},
-		{"admin", "explode", "--data", data},
+	// Mistakes exit 1, change nothing, and say what is wrong.
+	empty := t.TempDir()
+	for _, bad := range []struct {
+		args []string
+		want string // the whole of stderr
+	}{
+		{[]string{"set-plan", "--data", data, "--team", teamID, "--plan", "gold"}, `unknown plan "gold" (free, starter, growth or scale) (ERR_PLAN_001)`},
+		{[]string{"set-plan", "--data", data, "--team", "team_nope", "--plan", "free"}, `no team with id or slug "team_nope" (ERR_TEAM_001)`},
+		{[]string{"set-plan", "--data", data, "--plan", "free"}, `team (its id or slug) is required (ERR_VALID_005)`},
+		{[]string{"add-credits", "--data", data, "--team", "no-such-slug", "--documents", "5"}, `no team with id or slug "no-such-slug" (ERR_TEAM_001)`},
+		{[]string{"add-credits", "--data", data, "--team", teamID, "--documents", "-5"}, `documents must be a positive number (ERR_VALID_003)`},
+		{[]string{"verify-email", "--data", data, "--email", "ghost@example.com"}, `no user with email "ghost@example.com" (ERR_USER_001)`},
+		{[]string{"set-plan", "--data", empty, "--team", teamID, "--plan", "free"}, "no Folio database in " + empty + " (--data)"},
+		{[]string{"explode", "--data", data}, `unknown admin command "explode" (create-user, verify-email, set-plan, add-credits, backup)`},
 	} {
-		if code, _, errOut := runCLI(t, bad...); code != 1 || errOut == "" {
-			t.Fatalf("%v: exit %d, stderr %q", bad, code, errOut)
+		code, out, errOut := runCLI(t, append([]string{"admin"}, bad.args...)...)
+		if code != 1 || out != "" || errOut != "folio: "+bad.want+"\n" {
+			t.Errorf("admin %v: exit %d, stdout %q, stderr %q; want exit 1 and %q", bad.args, code, out, errOut, bad.want)
 		}
+	}
+	if team, _ := s.DB.FindTeam(context.Background(), teamID); team.Plan != "growth" || team.Credits != 500 {
+		t.Fatalf("a refused command changed the team: %+v", team)
 	}
 }
 

@@ -267,7 +267,11 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics,
 		Limits: c.Limits, GenerateWait: c.GenerateWait,
 	}
-	auth := &app.AuthService{Users: m.DB, Teams: m.DB, Tokens: m.DB, Keys: m.DB, Accounts: m.DB, TwoFactor: m.DB, Mailer: mailer, Limiter: app.NewMemoryLimiter(),
+	authLimits := app.NewMemoryLimiter() // login and account throttles, kept in bbolt across restarts
+	if err := m.persistLimits(ctx, authLimits, m.Bolt.AuthLimits()); err != nil {
+		return err
+	}
+	auth := &app.AuthService{Users: m.DB, Teams: m.DB, Tokens: m.DB, Keys: m.DB, Accounts: m.DB, TwoFactor: m.DB, Mailer: mailer, Limiter: authLimits,
 		Config: app.AuthConfig{JWTKey: jwtKey, BaseURL: c.BaseURL, SignupOpen: c.Signup == "open", DefaultPlan: c.DefaultPlan}, Now: m.Now}
 	accounts := &app.AccountService{Users: m.DB, Accounts: m.DB, TwoFactor: m.DB, Teams: m.DB, Keys: m.DB, Templates: m.DB, Activity: activity,
 		Auth: auth, Mailer: mailer, Files: &store.Files{Root: filepath.Join(c.Data, "files")}, Limiter: auth.Limiter, BaseURL: c.BaseURL, Logger: m.Logger, Now: m.Now}
@@ -380,14 +384,30 @@ func (m *Main) openRateLimits(ctx context.Context) error {
 	}
 	l := app.NewMemoryLimiter()
 	l.CountRefused = true
+	if err := m.persistLimits(ctx, l, m.Bolt); err != nil {
+		return err
+	}
+	m.Server.Rates = &web.RateLimits{Table: table, Limiter: l, Now: m.Now}
+	return nil
+}
+
+// persistLimits loads l's counters from st and saves them every 2 seconds
+// and at Close.
+func (m *Main) persistLimits(ctx context.Context, l *app.MemoryLimiter, st app.RateStore) error {
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	wait, err := app.PersistLimiter(pctx, l, m.Bolt, 2*time.Second, m.Logger)
+	wait, err := app.PersistLimiter(pctx, l, st, 2*time.Second, m.Logger)
 	if err != nil {
 		cancel()
 		return err
 	}
-	m.stopLimits = func() { cancel(); wait() }
-	m.Server.Rates = &web.RateLimits{Table: table, Limiter: l, Now: m.Now}
+	stopOthers := m.stopLimits
+	m.stopLimits = func() {
+		cancel()
+		wait()
+		if stopOthers != nil {
+			stopOthers()
+		}
+	}
 	return nil
 }
 

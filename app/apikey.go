@@ -115,7 +115,6 @@ type KeyStore interface {
 	FindAPIKeyByID(ctx context.Context, teamID, id string) (*APIKey, error)
 	FindAPIKeyByHash(ctx context.Context, hash string) (*APIKey, error)
 	FindAPIKeys(ctx context.Context, f KeyFilter) ([]*APIKey, int, error)
-	CountAPIKeys(ctx context.Context, teamID string) (int, error)
 	UpdateAPIKey(ctx context.Context, teamID, id string, upd KeyUpdate, now time.Time) (*APIKey, error)
 	DeleteAPIKey(ctx context.Context, teamID, id string) error
 	// TouchAPIKey records one request made with the key.
@@ -180,9 +179,6 @@ func (s *KeyService) CreateAPIKey(ctx context.Context, in KeyInput) (*APIKey, er
 	if in.Permissions != nil {
 		flags = *in.Permissions
 	}
-	if err := s.checkKeyQuota(ctx, p.TeamID); err != nil {
-		return nil, err
-	}
 	plain := KeyPrefix + RandomString(40)
 	now := s.Now().UTC()
 	k := &APIKey{
@@ -190,31 +186,11 @@ func (s *KeyService) CreateAPIKey(ctx context.Context, in KeyInput) (*APIKey, er
 		KeyPrefix: plain[:len(KeyPrefix)+6] + "...", Permissions: flags.Permissions(), IsActive: true,
 		CreatedAt: now, UpdatedAt: now, CreatedBy: p.UserID, Hash: HashToken(plain),
 	}
-	if err := s.Keys.CreateAPIKey(ctx, k); err != nil {
+	if err := s.Keys.CreateAPIKey(ctx, k); err != nil { // checks the plan's key count
 		return nil, err
 	}
 	k.PlainKey = plain
 	return k, nil
-}
-
-func (s *KeyService) checkKeyQuota(ctx context.Context, teamID string) error {
-	team, err := s.Teams.FindTeam(ctx, teamID)
-	if err != nil {
-		return err
-	}
-	plan, err := FindPlan(team.Plan)
-	if err != nil || plan.APIKeys == 0 {
-		return nil
-	}
-	n, err := s.Keys.CountAPIKeys(ctx, teamID)
-	if err != nil {
-		return err
-	}
-	if n >= plan.APIKeys {
-		return Errorf(ECodePlanLimit, "the %s plan allows %d API key(s); delete one or change plan", plan.Name, plan.APIKeys).
-			WithInfo("limit", plan.APIKeys, "current", n, "plan", plan.Name, "resource", "apiKeys")
-	}
-	return nil
 }
 
 // FindAPIKeys lists the team's keys without their secrets.

@@ -314,7 +314,9 @@ func (s *AuthService) VerifyEmail(ctx context.Context, token string) error {
 // VerifyEmailByAddress marks an account verified (operator command).
 func (s *AuthService) VerifyEmailByAddress(ctx context.Context, email string) error {
 	u, err := s.Users.FindUserByEmail(ctx, strings.ToLower(strings.TrimSpace(email)))
-	if err != nil {
+	if ErrorCode(err) == ECodeUserNotFound {
+		return Errorf(ECodeUserNotFound, "no user with email %q", email)
+	} else if err != nil {
 		return err
 	}
 	return s.Users.SetUserVerified(ctx, u.ID, s.Now().UTC())

@@ -48,7 +48,6 @@ type InvitationStore interface {
 	// FindInvitationsByEmail lists the pending, unexpired invitations to an
 	// address from live teams, with team name and inviter.
 	FindInvitationsByEmail(ctx context.Context, email string, now time.Time, pg Page) ([]*Invitation, int, error)
-	CountPendingInvitations(ctx context.Context, teamID string, now time.Time) (int, error)
 	// AcceptInvitation adds the user as a member with the invitation's role:
 	// ERR_TEAM_009 unless pending, ERR_TEAM_010 when expired.
 	AcceptInvitation(ctx context.Context, id, userID string, now time.Time) (*Member, error)
@@ -117,14 +116,11 @@ func (s *TeamService) Invite(ctx context.Context, in InviteInput) (*Invitation, 
 		return nil, &Error{Code: ECodePersonalTeamMembers, Message: "a personal team has no other members; create a team and invite people to it"}
 	}
 	now := s.Now().UTC()
-	if err := s.checkMemberQuota(ctx, team, now, true); err != nil {
-		return nil, err
-	}
 	inv := &Invitation{
 		ID: NewID("inv"), TeamID: team.ID, TeamName: team.Name, Email: email, Role: role, Status: InvitePending,
 		ExpiresAt: now.Add(InvitationTTL), CreatedAt: now, InvitedByID: p.UserID,
 	}
-	if err := s.Invitations.CreateInvitation(ctx, inv, now); err != nil {
+	if err := s.Invitations.CreateInvitation(ctx, inv, now); err != nil { // checks the plan's member count
 		return nil, err
 	}
 	inviter, err := s.Users.FindUserByID(ctx, p.UserID)
@@ -147,28 +143,6 @@ func (s *TeamService) Invite(ctx context.Context, in InviteInput) (*Invitation, 
 	s.Activity.RecordActivity(ctx, Activity{TeamID: team.ID, Type: ActivityInvitationSent, User: ActivityUser{ID: p.UserID},
 		Target: &ActivityUser{Email: email}, Details: map[string]any{"role": role, "invitationId": inv.ID}})
 	return inv, nil
-}
-
-// checkMemberQuota refuses a new member (or invitation) beyond the plan's
-// member limit. Pending invitations count when inviting.
-func (s *TeamService) checkMemberQuota(ctx context.Context, team *Team, now time.Time, inviting bool) error {
-	plan, err := FindPlan(team.Plan)
-	if err != nil || plan.Members == 0 {
-		return nil
-	}
-	current := team.MemberCount
-	if inviting {
-		n, err := s.Invitations.CountPendingInvitations(ctx, team.ID, now)
-		if err != nil {
-			return err
-		}
-		current += n
-	}
-	if current >= plan.Members {
-		return Errorf(ECodePlanLimit, "the %s plan allows %d team member(s), pending invitations included; remove one or change plan", plan.Name, plan.Members).
-			WithInfo("limit", plan.Members, "current", current, "plan", plan.Name, "resource", "members")
-	}
-	return nil
 }
 
 // FindTeamInvitations lists the caller's team's pending invitations (owners and admins).
@@ -244,11 +218,7 @@ func (s *TeamService) AcceptInvitation(ctx context.Context, id string) (*Member,
 	if err != nil {
 		return nil, err
 	}
-	now := s.Now().UTC()
-	if err := s.checkMemberQuota(ctx, team, now, false); err != nil {
-		return nil, err
-	}
-	m, err := s.Invitations.AcceptInvitation(ctx, inv.ID, u.ID, now)
+	m, err := s.Invitations.AcceptInvitation(ctx, inv.ID, u.ID, s.Now().UTC()) // checks the plan's member count
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,9 @@
 package app
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Plan is a team's subscription tier and its quotas (SPEC.md, Plan quotas).
 // A zero count means unlimited.
@@ -29,4 +32,34 @@ func FindPlan(name string) (Plan, error) {
 		return Plan{}, Errorf(ECodeUnknownPlan, "unknown plan %q (free, starter, growth or scale)", name)
 	}
 	return p, nil
+}
+
+// Resources a plan counts (relatedInfo.resource of ERR_PLAN_002).
+const (
+	ResourceTemplates = "templates"
+	ResourceAPIKeys   = "apiKeys"
+	ResourceMembers   = "members"
+)
+
+// CheckCount refuses one more of resource (ERR_PLAN_002) when a team on the
+// plan already has current of them. The store calls it in the transaction
+// that inserts the new one, so concurrent creates cannot both pass.
+func (p Plan) CheckCount(resource string, current int) error {
+	var limit int
+	var msg string
+	switch resource {
+	case ResourceTemplates:
+		limit, msg = p.Templates, "the %s plan allows %d template(s); delete one or change plan"
+	case ResourceAPIKeys:
+		limit, msg = p.APIKeys, "the %s plan allows %d API key(s); delete one or change plan"
+	case ResourceMembers:
+		limit, msg = p.Members, "the %s plan allows %d team member(s), pending invitations included; remove one or change plan"
+	default:
+		return fmt.Errorf("plan: unknown resource %q", resource)
+	}
+	if limit == 0 || current < limit {
+		return nil
+	}
+	return Errorf(ECodePlanLimit, msg, p.Name, limit).
+		WithInfo("limit", limit, "current", current, "plan", p.Name, "resource", resource)
 }

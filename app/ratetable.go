@@ -1,8 +1,10 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -55,25 +57,42 @@ func DefaultRateTable() *RateTable {
 	}
 }
 
-// LoadRateTable reads a --rate-limits file; missing entries keep Set 2's values.
+// LoadRateTable reads a --rate-limits file; missing entries keep Set 2's
+// values. Unknown keys and values below 1 are refused, so a misspelt entry
+// cannot leave a limit silently in force.
 func LoadRateTable(path string) (*RateTable, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--rate-limits: %w", err)
 	}
-	var in RateTable
-	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, fmt.Errorf("--rate-limits %s: %w", path, err)
+	var in struct {
+		WindowSeconds   *int                       `json:"windowSeconds"`
+		Unauthenticated *int                       `json:"unauthenticated"`
+		Download        *int                       `json:"download"`
+		Classes         map[string]map[string]*int `json:"classes"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return nil, fmt.Errorf("--rate-limits %s: %w (keys: windowSeconds, unauthenticated, download, classes)", path, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("--rate-limits %s: more than one JSON value", path)
 	}
 	t := DefaultRateTable()
-	if in.WindowSeconds != 0 {
-		t.WindowSeconds = in.WindowSeconds
+	set := func(name string, dst *int, v *int) error {
+		if v == nil {
+			return nil
+		}
+		if *v < 1 {
+			return fmt.Errorf("--rate-limits %s: %s is %d; limits and windowSeconds must be at least 1", path, name, *v)
+		}
+		*dst = *v
+		return nil
 	}
-	if in.Unauthenticated != 0 {
-		t.Unauthenticated = in.Unauthenticated
-	}
-	if in.Download != 0 {
-		t.Download = in.Download
+	if err := errors.Join(set("windowSeconds", &t.WindowSeconds, in.WindowSeconds),
+		set("unauthenticated", &t.Unauthenticated, in.Unauthenticated), set("download", &t.Download, in.Download)); err != nil {
+		return nil, err
 	}
 	for class, kinds := range in.Classes {
 		if _, ok := t.Classes[class]; !ok {
@@ -81,13 +100,16 @@ func LoadRateTable(path string) (*RateTable, error) {
 		}
 		for kind, n := range kinds {
 			if kind != KindKey && kind != KindOAuth && kind != KindJWT {
-				return nil, fmt.Errorf("--rate-limits %s: unknown kind %q (key, oauth, jwt)", path, kind)
+				return nil, fmt.Errorf("--rate-limits %s: unknown kind %q in class %s (key, oauth, jwt)", path, kind, class)
 			}
-			t.Classes[class][kind] = n
+			if n == nil {
+				return nil, fmt.Errorf("--rate-limits %s: classes.%s.%s is null; give a number of at least 1", path, class, kind)
+			}
+			if err := set("classes."+class+"."+kind, new(int), n); err != nil {
+				return nil, err
+			}
+			t.Classes[class][kind] = *n
 		}
-	}
-	if t.WindowSeconds < 1 || t.Unauthenticated < 1 || t.Download < 1 {
-		return nil, fmt.Errorf("--rate-limits %s: limits and windowSeconds must be positive", path)
 	}
 	return t, nil
 }

@@ -87,7 +87,7 @@ func (a *TeamAdmin) SetPlan(ctx context.Context, ref, plan string) (*Team, error
 	if _, err := FindPlan(plan); err != nil {
 		return nil, err
 	}
-	t, err := a.Teams.FindTeam(ctx, ref)
+	t, err := a.find(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -97,12 +97,25 @@ func (a *TeamAdmin) SetPlan(ctx context.Context, ref, plan string) (*Team, error
 	return a.Teams.FindTeam(ctx, t.ID)
 }
 
+// find returns the team an operator named, with an error that repeats the
+// name.
+func (a *TeamAdmin) find(ctx context.Context, ref string) (*Team, error) {
+	if strings.TrimSpace(ref) == "" {
+		return nil, ErrRequired("team (its id or slug)")
+	}
+	t, err := a.Teams.FindTeam(ctx, ref)
+	if ErrorCode(err) == ECodeTeamNotFound {
+		return nil, Errorf(ECodeTeamNotFound, "no team with id or slug %q", ref)
+	}
+	return t, err
+}
+
 // AddCredits adds document credits to the team with the given id or slug.
 func (a *TeamAdmin) AddCredits(ctx context.Context, ref string, n int64) (*Team, error) {
 	if n <= 0 {
 		return nil, ErrInvalid("documents", "documents must be a positive number")
 	}
-	t, err := a.Teams.FindTeam(ctx, ref)
+	t, err := a.find(ctx, ref)
 	if err != nil {
 		return nil, err
 	}

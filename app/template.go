@@ -138,7 +138,6 @@ type TemplateStore interface {
 	// FindTemplateByName finds a live template of the team by its exact name.
 	FindTemplateByName(ctx context.Context, teamID, name string) (*Template, error)
 	FindTemplates(ctx context.Context, f TemplateFilter) ([]*Template, int, error)
-	CountTemplates(ctx context.Context, teamID string) (int, error)
 	// UpdateTemplate writes the editable fields of a live template (ERR_TMPL_011 on a taken name).
 	UpdateTemplate(ctx context.Context, t *Template) error
 	// DeleteTemplates soft-deletes the team's live templates among ids, ends
@@ -240,10 +239,7 @@ func (s *TemplateService) create(ctx context.Context, p *Principal, t *Template)
 	if _, err := s.Engine.Compile(t.Definition()); err != nil {
 		return schemaError(err)
 	}
-	if err := s.checkTemplateQuota(ctx, p.TeamID); err != nil {
-		return err
-	}
-	if err := s.Templates.CreateTemplate(ctx, t); err != nil {
+	if err := s.Templates.CreateTemplate(ctx, t); err != nil { // checks the plan's template count
 		return err
 	}
 	t.HasDraft = true
@@ -325,26 +321,6 @@ func templateSlug(want *string, name string) (string, error) {
 		return "", ErrInvalid("slug", "slug %q is reserved", slug)
 	}
 	return slug, nil
-}
-
-func (s *TemplateService) checkTemplateQuota(ctx context.Context, teamID string) error {
-	team, err := s.Teams.FindTeam(ctx, teamID)
-	if err != nil {
-		return err
-	}
-	plan, err := FindPlan(team.Plan)
-	if err != nil || plan.Templates == 0 {
-		return nil
-	}
-	n, err := s.Templates.CountTemplates(ctx, teamID)
-	if err != nil {
-		return err
-	}
-	if n >= plan.Templates {
-		return Errorf(ECodePlanLimit, "the %s plan allows %d template(s); delete one or change plan", plan.Name, plan.Templates).
-			WithInfo("limit", plan.Templates, "current", n, "plan", plan.Name, "resource", "templates")
-	}
-	return nil
 }
 
 // normalize replaces nil collections so JSON shows [] and {} rather than null.

@@ -37,13 +37,19 @@ func scanKey(row scanner) (*app.APIKey, error) {
 	return &k, nil
 }
 
-// CreateAPIKey inserts a key (its hash, never its text).
+// CreateAPIKey inserts a key (its hash, never its text); a team at its
+// plan's key count (active or not) is ERR_PLAN_002.
 func (db *DB) CreateAPIKey(ctx context.Context, k *app.APIKey) error {
 	perms, _ := json.Marshal(k.Permissions)
-	_, err := db.write.ExecContext(ctx, `INSERT INTO api_keys (`+keyCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		k.ID, k.TeamID, k.Name, k.KeyType, k.KeyPrefix, k.Hash, string(perms), boolInt(k.IsActive), k.CreatedBy,
-		msPtr(k.LastUsedAt), k.TotalRequests, k.RequestsToday, k.RequestsDay, ms(k.CreatedAt), ms(k.UpdatedAt))
-	return err
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		if err := checkPlanCount(ctx, tx, k.TeamID, app.ResourceAPIKeys, `SELECT COUNT(*) FROM api_keys WHERE team_id = ?`, k.TeamID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (`+keyCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			k.ID, k.TeamID, k.Name, k.KeyType, k.KeyPrefix, k.Hash, string(perms), boolInt(k.IsActive), k.CreatedBy,
+			msPtr(k.LastUsedAt), k.TotalRequests, k.RequestsToday, k.RequestsDay, ms(k.CreatedAt), ms(k.UpdatedAt))
+		return err
+	})
 }
 
 // FindAPIKeyByID returns one of a team's keys.
@@ -93,13 +99,6 @@ func (db *DB) FindAPIKeys(ctx context.Context, f app.KeyFilter) ([]*app.APIKey, 
 		keys = append(keys, k)
 	}
 	return keys, total, rows.Err()
-}
-
-// CountAPIKeys counts a team's keys (active or not) for the plan quota.
-func (db *DB) CountAPIKeys(ctx context.Context, teamID string) (int, error) {
-	var n int
-	err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM api_keys WHERE team_id = ?`, teamID).Scan(&n)
-	return n, err
 }
 
 // UpdateAPIKey applies the given fields and returns the key.

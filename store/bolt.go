@@ -20,7 +20,8 @@ import (
 var (
 	bucketQueue     = []byte("queue")      // priority(1) + seq(8) -> queueItem
 	bucketWebhooks  = []byte("webhooks")   // delivery schedule (webhooks issue)
-	bucketRateLimit = []byte("rate_limit") // rate-limit windows (limits issue)
+	bucketRateLimit = []byte("rate_limit") // the API's rate-limit windows
+	bucketAuthLimit = []byte("auth_limit") // login and account throttles (per email, IP, user)
 )
 
 // Bolt is the bbolt database: the durable job queue, webhook schedule and
@@ -43,7 +44,7 @@ func OpenBolt(path string) (*Bolt, error) {
 	}
 	b := &Bolt{db: db}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketQueue, bucketWebhooks, bucketRateLimit} {
+		for _, name := range [][]byte{bucketQueue, bucketWebhooks, bucketRateLimit, bucketAuthLimit} {
 			bk, err := tx.CreateBucketIfNotExists(name)
 			if err != nil {
 				return err
@@ -195,13 +196,36 @@ func removeIfExists(path string) error {
 
 var _ app.RateStore = (*Bolt)(nil)
 
-// SaveRateWindows replaces the stored rate-limit counters with m.
+// SaveRateWindows replaces the stored API rate-limit counters with m.
 func (b *Bolt) SaveRateWindows(m map[string]app.WindowState) error {
+	return b.saveWindows(bucketRateLimit, m)
+}
+
+// LoadRateWindows reads the stored API rate-limit counters.
+func (b *Bolt) LoadRateWindows() (map[string]app.WindowState, error) {
+	return b.loadWindows(bucketRateLimit)
+}
+
+// AuthLimits stores the login and account throttles' counters, apart from
+// the API's (each limiter replaces its whole set when it saves).
+func (b *Bolt) AuthLimits() app.RateStore { return authLimits{b} }
+
+type authLimits struct{ b *Bolt }
+
+func (a authLimits) SaveRateWindows(m map[string]app.WindowState) error {
+	return a.b.saveWindows(bucketAuthLimit, m)
+}
+
+func (a authLimits) LoadRateWindows() (map[string]app.WindowState, error) {
+	return a.b.loadWindows(bucketAuthLimit)
+}
+
+func (b *Bolt) saveWindows(bucket []byte, m map[string]app.WindowState) error {
 	return b.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.DeleteBucket(bucketRateLimit); err != nil {
+		if err := tx.DeleteBucket(bucket); err != nil {
 			return err
 		}
-		bk, err := tx.CreateBucket(bucketRateLimit)
+		bk, err := tx.CreateBucket(bucket)
 		if err != nil {
 			return err
 		}
@@ -215,11 +239,10 @@ func (b *Bolt) SaveRateWindows(m map[string]app.WindowState) error {
 	})
 }
 
-// LoadRateWindows reads the stored rate-limit counters.
-func (b *Bolt) LoadRateWindows() (map[string]app.WindowState, error) {
+func (b *Bolt) loadWindows(bucket []byte) (map[string]app.WindowState, error) {
 	m := map[string]app.WindowState{}
 	err := b.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketRateLimit).ForEach(func(k, v []byte) error {
+		return tx.Bucket(bucket).ForEach(func(k, v []byte) error {
 			var w app.WindowState
 			if err := json.Unmarshal(v, &w); err != nil {
 				return err

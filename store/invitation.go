@@ -60,7 +60,9 @@ func (db *DB) findInvitations(ctx context.Context, where string, now time.Time, 
 }
 
 // CreateInvitation stores a pending invitation after checking, in the same
-// transaction, that the address is not a member and not already invited.
+// transaction, that the address is not a member and not already invited, and
+// that members plus live pending invitations are below the plan's member
+// count (ERR_PLAN_002).
 func (db *DB) CreateInvitation(ctx context.Context, inv *app.Invitation, now time.Time) error {
 	return db.tx(ctx, func(tx *sql.Tx) error {
 		var n int
@@ -74,6 +76,10 @@ func (db *DB) CreateInvitation(ctx context.Context, inv *app.Invitation, now tim
 		// An expired invitation no longer blocks a new one.
 		if _, err := tx.ExecContext(ctx, `UPDATE invitations SET status = 'expired', updated_at = ?
 			WHERE team_id = ? AND email = ? AND status = 'pending' AND expires_at <= ?`, ms(now), inv.TeamID, inv.Email, ms(now)); err != nil {
+			return err
+		}
+		if err := checkPlanCount(ctx, tx, inv.TeamID, app.ResourceMembers, `SELECT (SELECT COUNT(*) FROM members WHERE team_id = ?) +
+			(SELECT COUNT(*) FROM invitations WHERE team_id = ? AND status = 'pending' AND expires_at > ?)`, inv.TeamID, inv.TeamID, ms(now)); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO invitations (id, team_id, email, role, status, invited_by, expires_at, created_at, updated_at)
@@ -102,15 +108,9 @@ func (db *DB) FindInvitationsByEmail(ctx context.Context, email string, now time
 	return db.findInvitations(ctx, `i.email = ? AND i.status = 'pending' AND i.expires_at > ? AND t.deleted_at IS NULL`, now, pg, email, ms(now))
 }
 
-// CountPendingInvitations counts a team's live pending invitations.
-func (db *DB) CountPendingInvitations(ctx context.Context, teamID string, now time.Time) (int, error) {
-	var n int
-	err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM invitations WHERE team_id = ? AND status = 'pending' AND expires_at > ?`,
-		teamID, ms(now)).Scan(&n)
-	return n, err
-}
-
-// AcceptInvitation turns a live pending invitation into a membership.
+// AcceptInvitation turns a live pending invitation into a membership, unless
+// the team already has its plan's member count (ERR_PLAN_002; possible after
+// a change to a smaller plan).
 func (db *DB) AcceptInvitation(ctx context.Context, id, userID string, now time.Time) (*app.Member, error) {
 	var m *app.Member
 	err := db.tx(ctx, func(tx *sql.Tx) error {
@@ -132,6 +132,9 @@ func (db *DB) AcceptInvitation(ctx context.Context, id, userID string, now time.
 		}
 		if n > 0 {
 			return &app.Error{Code: app.ECodeAlreadyMember, Message: "you are already a member of the team"}
+		}
+		if err := checkPlanCount(ctx, tx, inv.TeamID, app.ResourceMembers, `SELECT COUNT(*) FROM members WHERE team_id = ?`, inv.TeamID); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE invitations SET status = 'accepted', updated_at = ? WHERE id = ?`, ms(now), id); err != nil {
 			return err

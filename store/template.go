@@ -71,9 +71,14 @@ func mustJSON(v any) string {
 }
 
 // CreateTemplate inserts a template with its categories; a taken slug gets a
-// numeric suffix, a taken name is ERR_TMPL_011.
+// numeric suffix, a taken name is ERR_TMPL_011, a team at its plan's template
+// count is ERR_PLAN_002.
 func (db *DB) CreateTemplate(ctx context.Context, t *app.Template) error {
 	return db.tx(ctx, func(tx *sql.Tx) error {
+		if err := checkPlanCount(ctx, tx, t.TeamID, app.ResourceTemplates,
+			`SELECT COUNT(*) FROM templates WHERE team_id = ? AND deleted_at IS NULL`, t.TeamID); err != nil {
+			return err
+		}
 		base := t.Slug
 		for i := 2; ; i++ {
 			var n int
@@ -186,13 +191,6 @@ func (db *DB) FindTemplates(ctx context.Context, f app.TemplateFilter) ([]*app.T
 		list = append(list, t)
 	}
 	return list, total, rows.Err()
-}
-
-// CountTemplates counts a team's live templates.
-func (db *DB) CountTemplates(ctx context.Context, teamID string) (int, error) {
-	var n int
-	err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM templates WHERE team_id = ? AND deleted_at IS NULL`, teamID).Scan(&n)
-	return n, err
 }
 
 // UpdateTemplate writes the editable fields of a live template.

@@ -104,10 +104,19 @@ const (
 )
 
 // limitRequestSize refuses an over-long URL or header block before any work.
-func limitRequestSize(logger *slog.Logger, next http.Handler) http.Handler {
+// Such a request is not authenticated (its headers are not trusted yet), so
+// it counts against the client IP's budget, like other calls without valid
+// authentication, and carries that budget's headers (429 once it is spent).
+func (s *Server) limitRequestSize(next http.Handler) http.Handler {
+	refuse := func(w http.ResponseWriter, r *http.Request, err error) {
+		if lerr := s.Rates.limitByIP(w, r, app.ClassOther); lerr != nil {
+			err = lerr
+		}
+		writeError(w, r, s.Logger, err)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n := len(r.RequestURI); n > MaxURL {
-			writeError(w, r, logger, (&app.Error{Code: app.ECodeURLTooLong, Message: "URL exceeds 8 KB"}).WithInfo("maxBytes", MaxURL, "actualBytes", n))
+			refuse(w, r, (&app.Error{Code: app.ECodeURLTooLong, Message: "URL exceeds 8 KB"}).WithInfo("maxBytes", MaxURL, "actualBytes", n))
 			return
 		}
 		n := 0
@@ -117,7 +126,7 @@ func limitRequestSize(logger *slog.Logger, next http.Handler) http.Handler {
 			}
 		}
 		if n > MaxHeaders {
-			writeError(w, r, logger, (&app.Error{Code: app.ECodeHeadersTooLarge, Message: "request headers exceed 16 KB"}).WithInfo("maxBytes", MaxHeaders, "actualBytes", n))
+			refuse(w, r, (&app.Error{Code: app.ECodeHeadersTooLarge, Message: "request headers exceed 16 KB"}).WithInfo("maxBytes", MaxHeaders, "actualBytes", n))
 			return
 		}
 		next.ServeHTTP(w, r)

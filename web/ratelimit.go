@@ -46,7 +46,10 @@ func (rl *RateLimits) check(w http.ResponseWriter, key string, limit int) error 
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
 	h.Set("X-RateLimit-Reset", strconv.FormatInt(d.ResetAt.Unix(), 10))
 	if !d.Allowed {
-		return app.ErrRateLimited(d)
+		err := app.ErrRateLimited(d)
+		// Set here too, for the dashboard's pages (the API's envelope sets it as well).
+		h.Set("Retry-After", strconv.Itoa(err.Info["retryAfterSeconds"].(int)))
+		return err
 	}
 	return nil
 }
@@ -63,7 +66,8 @@ func (rl *RateLimits) limitByIP(w http.ResponseWriter, r *http.Request, class st
 }
 
 // limitTeam counts an authenticated request against its team's shared
-// budget for the class and authentication kind.
+// budget for the class and authentication kind: every key of a team shares
+// the key column, every member (API JWT or dashboard session) the JWT one.
 func (rl *RateLimits) limitTeam(w http.ResponseWriter, p *app.Principal, class string) error {
 	if rl == nil {
 		return nil

@@ -153,6 +153,9 @@ func (s *Server) routes() {
 	// Dashboard (web/dashboard): HTML pages signed in with a session cookie,
 	// not bearer tokens, so it is mounted beside the API's middleware.
 	if s.Dashboard != nil {
+		if dash, ok := s.Dashboard.(*dashboard.Dashboard); ok && s.Rates != nil {
+			dash.Limit = s.Rates.limitTeam // signed-in pages count like JWT calls
+		}
 		d := s.limitSignIn(s.Dashboard)
 		for _, p := range dashboard.Patterns {
 			s.mux.Handle(p, d)

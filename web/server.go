@@ -60,7 +60,7 @@ func (s *Server) Handler() http.Handler {
 		s.routes()
 		var h http.Handler = http.HandlerFunc(s.dispatch)
 		h = templatePaths(h) // typed template paths -> canonical, before routing
-		h = limitRequestSize(s.Logger, h)
+		h = s.limitRequestSize(h)
 		h = securityHeaders(h)
 		h = recoverPanics(s.Logger, h)
 		h = s.countRequests(h)

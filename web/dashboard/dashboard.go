@@ -24,6 +24,11 @@ type Dashboard struct {
 	Teams     *app.TeamService
 	Accounts  *app.AccountService
 	Logger    *slog.Logger
+	// Limit counts a signed-in request against its team's rate limit for a
+	// class (app.ClassGenerate, ...) like a JWT call, and sets the
+	// X-RateLimit headers; web.Server sets it when it mounts the
+	// dashboard. nil: no rate limits.
+	Limit func(w http.ResponseWriter, p *app.Principal, class string) error
 
 	once    sync.Once
 	handler http.Handler

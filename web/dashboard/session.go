@@ -54,6 +54,10 @@ func (d *Dashboard) public(h handler) http.Handler {
 		}
 		if cookie, err := r.Cookie(sessionCookie); err == nil {
 			if p, ws, err := d.Sessions.Authenticate(r.Context(), cookie.Value); err == nil {
+				if err := d.limit(w, r, p); err != nil {
+					d.finish(c, err)
+					return
+				}
 				c.P, c.Session, c.token = p, ws, cookie.Value
 				c.r = r.WithContext(app.WithPrincipal(r.Context(), p))
 			}
@@ -96,6 +100,10 @@ func (d *Dashboard) authed(h handler) http.Handler {
 			http.Redirect(w, r, "/app/login?next="+url.QueryEscape(safeNext(next)), http.StatusSeeOther)
 			return
 		}
+		if err := d.limit(w, r, p); err != nil {
+			d.finish(c, err)
+			return
+		}
 		c.P, c.Session, c.token = p, ws, cookie.Value
 		c.r = r.WithContext(app.WithPrincipal(r.Context(), p))
 		if c.User, err = d.Auth.Me(c.r.Context()); err == nil {
@@ -107,6 +115,23 @@ func (d *Dashboard) authed(h handler) http.Handler {
 		}
 		d.finish(c, h(c))
 	})
+}
+
+// limit counts a signed-in request against the team's rate limit, in the
+// class of the API call it stands for: generating a document is generate,
+// the template and job pages are reads, everything else is other.
+func (d *Dashboard) limit(w http.ResponseWriter, r *http.Request, p *app.Principal) error {
+	if d.Limit == nil {
+		return nil
+	}
+	class := app.ClassOther
+	switch r.Pattern {
+	case "POST /app/templates/{id}/generate":
+		class = app.ClassGenerate
+	case "GET /app/templates", "GET /app/templates/{id}", "GET /app/templates/{id}/versions", "GET /app/jobs", "GET /app/jobs/{id}":
+		class = app.ClassRead
+	}
+	return d.Limit(w, p, class)
 }
 
 func (d *Dashboard) newCall(w http.ResponseWriter, r *http.Request) *call {

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+)
+
+// wantPlanLimit asserts ERR_PLAN_002 with its relatedInfo.
+func (s *testServer) wantPlanLimit(r resp, resource, plan string, limit int) {
+	s.t.Helper()
+	s.wantError(r, 400, "ERR_PLAN_002")
+	if r.str("relatedInfo.resource") != resource || r.str("relatedInfo.plan") != plan ||
+		r.str("relatedInfo.limit") != fmt.Sprint(limit) || r.str("relatedInfo.current") != fmt.Sprint(limit) {
+		s.t.Fatalf("relatedInfo = %s", r.raw)
+	}
+}
+
+// TestTemplatePlanLimit: the free plan's third template is refused, whether
+// created, duplicated or imported; deleting one frees the place.
+func TestTemplatePlanLimit(t *testing.T) {
+	s := startServer(t, func(c *Config) { c.DefaultPlan = "free" }) // 2 templates
+	u := s.signup("Frugal")
+	first := s.createTemplate(u.token, "One", invoiceTemplate)
+	s.createTemplate(u.token, "Two", invoiceTemplate)
+	body := map[string]any{}
+	for k, v := range invoiceTemplate {
+		body[k] = v
+	}
+	body["name"] = "Three"
+	s.wantPlanLimit(s.do("POST", "/api/templates", u.token, body), "templates", "free", 2)
+	s.wantPlanLimit(s.do("POST", "/api/templates/"+first.str("id")+"/duplicate", u.token, nil), "templates", "free", 2)
+	export := s.must(200, "GET", "/api/templates/"+first.str("id")+"/export", u.token, nil)
+	s.wantPlanLimit(s.upload("/api/templates/import", u.token, export.raw, nil), "templates", "free", 2)
+	if l := s.must(200, "GET", "/api/templates", u.token, nil); l.str("pagination.total") != "2" && l.str("meta.total") != "2" {
+		t.Fatalf("templates after refusals: %s", l.raw)
+	}
+
+	s.must(200, "DELETE", "/api/templates/"+first.str("id"), u.token, nil)
+	s.must(200, "POST", "/api/templates", u.token, body)
+}
+
+// TestPlanCountsUnderConcurrency: the plan's count is checked in the
+// transaction that inserts, so of many simultaneous creates exactly as many
+// pass as the plan has room for.
+func TestPlanCountsUnderConcurrency(t *testing.T) {
+	// race sends n requests at once, over connections opened beforehand.
+	race := func(s *testServer, n int, do func(s *testServer, i int) resp) map[string]int {
+		tr := s.client.Transport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = n
+		c := *s
+		c.client = &http.Client{Transport: tr}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() { defer wg.Done(); c.do("GET", "/healthz", "", nil) }()
+		}
+		wg.Wait()
+		got := map[string]int{}
+		start := make(chan struct{})
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				r := do(&c, i)
+				mu.Lock()
+				got[fmt.Sprint(r.status, r.str("code"))]++
+				mu.Unlock()
+			}()
+		}
+		close(start)
+		wg.Wait()
+		return got
+	}
+
+	free := startServer(t, func(c *Config) { c.DefaultPlan = "free" }) // 2 templates, 1 key
+	u := free.signup("Racer")
+	got := race(free, 12, func(free *testServer, i int) resp {
+		body := map[string]any{}
+		for k, v := range invoiceTemplate {
+			body[k] = v
+		}
+		body["name"] = fmt.Sprintf("Template %d", i)
+		return free.do("POST", "/api/templates", u.token, body)
+	})
+	if got["200"] != 2 || got["400ERR_PLAN_002"] != 10 {
+		t.Fatalf("12 concurrent templates on free (2): %v", got)
+	}
+	got = race(free, 12, func(free *testServer, i int) resp {
+		return free.do("POST", "/api/api-keys", u.token, map[string]any{"name": fmt.Sprintf("key %d", i)})
+	})
+	if got["200"] != 1 || got["400ERR_PLAN_002"] != 11 {
+		t.Fatalf("12 concurrent keys on free (1): %v", got)
+	}
+
+	starter := startServer(t, func(c *Config) { c.DefaultPlan = "starter" }) // 3 members, pending invitations included
+	owner := starter.verifiedUser("Owner")
+	team := starter.newTeam(owner, "Crowd")
+	got = race(starter, 12, func(starter *testServer, i int) resp {
+		return starter.do("POST", "/api/teams/members/invite", owner.token, map[string]any{"email": fmt.Sprintf("guest%d@example.com", i)}, "X-Team-Id", team)
+	})
+	if got["200"] != 2 || got["400ERR_PLAN_002"] != 10 {
+		t.Fatalf("12 concurrent invitations on starter (owner + 2): %v", got)
+	}
+}
