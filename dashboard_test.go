@@ -19,7 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -54,6 +56,8 @@ type browser struct {
 	mu      sync.Mutex
 	dialogs []string // alert/confirm/prompt messages, in order
 	csp     []string // Content-Security-Policy violations reported by the console
+	net     []*netRequest
+	netByID map[network.RequestID]*netRequest
 }
 
 func newBrowser(t *testing.T, s *testServer) *browser {
@@ -79,9 +83,15 @@ func newBrowser(t *testing.T, s *testServer) *browser {
 		cancelAlloc()
 		os.RemoveAll(dir)
 	})
-	b := &browser{t: t, ctx: ctx, base: s.URL()}
+	b := &browser{t: t, ctx: ctx, base: s.URL(), netByID: map[network.RequestID]*netRequest{}}
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatalf("start chromium: %v", err)
+	}
+	if err := chromedp.Listen(ctx, b.onNetwork); err != nil {
+		t.Fatalf("listen to the network: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/preview", RequestStage: fetch.RequestStageResponse}}}); err != nil {
+		t.Fatalf("intercept previews: %v", err)
 	}
 	// confirm() dialogs (delete, revoke) are accepted; every dialog is
 	// recorded, so an alert() injected into a page would be seen.
@@ -230,20 +240,35 @@ func (b *browser) signup(name string) string {
 // other pages. One server and one browser keep it fast.
 func TestDashboard(t *testing.T) {
 	chromiumPath(t)
-	s := startServer(t, func(c *Config) { c.DefaultPlan = "growth" })
+	// (webhooks to 127.0.0.1 are allowed so the one made here fails fast)
+	s := startServer(t, func(c *Config) { c.DefaultPlan = "growth"; c.WebhookAllowPrivate = true })
 	b := newBrowser(t, s)
 
-	t.Run("Scenario", func(t *testing.T) { dashboardScenario(t, s, b) })
+	var ada scenarioResult
+	t.Run("Scenario", func(t *testing.T) { ada = dashboardScenario(t, s, b) })
+	if t.Failed() {
+		return // the rest works in the scenario's account
+	}
 	t.Run("XSS", func(t *testing.T) { dashboardXSS(t, s, b) })
 	t.Run("CSRFInBrowser", func(t *testing.T) { dashboardCSRFInBrowser(t, b) })
-	t.Run("Pages", func(t *testing.T) { dashboardPages(t, s, b) })
+	t.Run("Pages", func(t *testing.T) { dashboardPages(t, s, b, ada) })
+	t.Run("Team", func(t *testing.T) { dashboardTeam(t, s, b, ada) })
+	t.Run("JobsRefresh", func(t *testing.T) { dashboardJobsRefresh(t, s, b, ada) })
+}
+
+// scenarioResult is what the scenario leaves for the other subtests: the
+// signed-in account, its template and its API key.
+type scenarioResult struct {
+	email, password, tplID, key string
 }
 
 // dashboardScenario: sign up, create a template from the example, preview
 // it, create an API key, generate a document through the API with that
 // key, and find the completed job with a working download link.
-func dashboardScenario(t *testing.T, s *testServer, b *browser) {
+func dashboardScenario(t *testing.T, s *testServer, b *browser) scenarioResult {
 	b.t = t
+	b.open("/app/signup")
+	b.shot("signup")
 	email := b.signup("Ada")
 	b.shot("templates-empty")
 
@@ -305,8 +330,35 @@ func dashboardScenario(t *testing.T, s *testServer, b *browser) {
 	b.waitJS("a JSON error", `(document.querySelector("#schema-status .bad") || {}).textContent?.includes("not valid JSON")`)
 	b.do("an unknown component", typeInto("#schema", `{"sections":[{"id":"body","components":[{"type":"sparkline"}]}]}`))
 	b.waitJS("the validation message", `document.querySelector("#schema-status").textContent.includes("unknown component type \"sparkline\"")`)
+	mark := b.netMark()
 	b.do("restore the schema", typeInto("#schema", schema))
 	b.waitJS("the schema valid again", `document.querySelector("#schema-status .ok")`)
+	// Valid again, so "Live" saves the draft and renders it.
+	b.waitRequest("the preview after restoring", mark, "POST", "/preview", func(r netRequest) bool { return r.Status == 200 })
+	b.waitJS("the pane showing it", `document.querySelector("#preview-status .ok")`)
+
+	// Live preview: a heading changed in the editor reaches the pane without
+	// pressing anything. The draft request carries the new text, and the
+	// PDF the pane received shows it.
+	const oldHeading, newHeading = `"Invoice {{ invoiceNumber }}"`, `"Statement {{ invoiceNumber }}"`
+	if !strings.Contains(schema, oldHeading) {
+		t.Fatalf("the invoice example has no heading %s", oldHeading)
+	}
+	before := get(b, "the pane's document", chromedp.Evaluate[string](`document.querySelector("#preview-frame").src`))
+	mark = b.netMark()
+	b.do("change the heading", typeInto("#schema", strings.Replace(schema, oldHeading, newHeading, 1)))
+	b.waitJS("the pane re-rendered", fmt.Sprintf(`document.querySelector("#preview-frame").src !== %q && document.querySelector("#preview-status .ok")`, before))
+	drafts := b.requestsSince(mark, "POST", "/draft")
+	if len(drafts) != 1 || drafts[0].Status != 200 || !strings.Contains(string(drafts[0].Body), "Statement {{ invoiceNumber }}") {
+		t.Fatalf("want one saved draft with the new heading, got %d: %+v", len(drafts), drafts)
+	}
+	preview := b.waitRequest("the preview after the edit", mark, "POST", "/preview", func(r netRequest) bool { return r.Status == 200 })
+	if n := len(b.requestsSince(mark, "POST", "/preview")); n != 1 {
+		t.Fatalf("want one preview after the edit, got %d", n)
+	}
+	if txt := pdfText(t, preview.Response); !strings.Contains(txt, "Statement INV-2026-0042") || strings.Contains(txt, "Invoice INV-2026-0042") {
+		t.Fatalf("the live preview does not show the new heading:\n%s", txt)
+	}
 
 	// Publish with release notes.
 	b.do("release notes", chromedp.SendKeys(chromedp.CSS(`#publish-form textarea`), "First release"))
@@ -362,6 +414,7 @@ func dashboardScenario(t *testing.T, s *testServer, b *browser) {
 	}
 	b.shot("job-detail")
 	b.checkClean()
+	return scenarioResult{email: email, password: "correct horse", tplID: tplID, key: key}
 }
 
 // dashboardXSS: a template named <script>alert(1)</script> shows as text,
@@ -424,7 +477,7 @@ func dashboardCSRFInBrowser(t *testing.T, b *browser) {
 
 // dashboardPages visits the remaining pages: webhooks, team, account (2FA
 // setup with the QR code), usage with its chart, and a phone width.
-func dashboardPages(t *testing.T, s *testServer, b *browser) {
+func dashboardPages(t *testing.T, s *testServer, b *browser, ada scenarioResult) {
 	b.t = t
 	b.open("/app/usage")
 	bars := get(b, "chart bars", chromedp.Evaluate[int](`document.querySelectorAll("#chart rect.bar").length`))
@@ -438,22 +491,28 @@ func dashboardPages(t *testing.T, s *testServer, b *browser) {
 
 	b.open("/app/")
 	b.shot("overview")
+	// A webhook subscription: its secret shown once; disabled and enabled again.
 	b.open("/app/webhooks")
-	b.shot("webhooks")
-
-	// Phone width: nothing wider than the screen.
-	b.do("phone", chromedp.EmulateViewport(390, 844))
-	for _, p := range []string{"/app/jobs", "/app/templates", "/app/keys", "/app/usage"} {
-		b.open(p)
-		over := get(b, "overflow", chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
-		if over {
-			t.Fatalf("%s is wider than a phone screen", p)
+	b.do("the webhook URL", chromedp.SendKeys(chromedp.CSS(`#webhook-form input[name=url]`), "https://127.0.0.1:9/folio"))
+	b.submit(`#webhook-form button[type=submit]`)
+	if secret := get(b, "the secret", chromedp.Value(chromedp.ID("webhook-secret"))); !strings.HasPrefix(secret, "whsec_") {
+		t.Fatalf("webhook secret %q", secret)
+	}
+	webhookID := strings.TrimPrefix(get(b, "the subscription link", chromedp.AttributeValue(chromedp.CSS(`#webhooks a`), "href")).Value, "/app/webhooks/")
+	for _, step := range []struct{ button, flash, badge string }{{"Disable", "disabled", "disabled"}, {"Enable", "Subscription enabled.", "enabled"}} {
+		if got := b.text(`#webhooks form[action$="/enabled"] button`); got != step.button {
+			t.Fatalf("the webhook's button says %q, want %q", got, step.button)
 		}
-		if p == "/app/jobs" {
-			b.shot("phone-jobs")
+		b.submit(`#webhooks form[action$="/enabled"] button`)
+		b.flashSays(step.flash)
+		if got := b.text(`#webhooks .badge`); got != step.badge {
+			t.Fatalf("the webhook is %q, want %q", got, step.badge)
 		}
 	}
-	b.do("laptop", chromedp.EmulateViewport(1280, 900))
+	b.shot("webhooks")
+
+	b.checkPhone("/app/jobs", "/app/templates", "/app/keys", "/app/usage", "/app/templates/"+ada.tplID,
+		"/app/account", "/app/webhooks", "/app/webhooks/"+webhookID, "/app/")
 
 	b.open("/app/account")
 	b.submit("#enable-2fa")

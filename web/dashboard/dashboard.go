@@ -52,7 +52,7 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (d *Dashboard) build() {
 	d.views = parseViews()
-	mux := http.NewServeMux()
+	mux := &routeMux{ServeMux: http.NewServeMux()}
 	d.routes(mux)
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -61,12 +61,35 @@ func (d *Dashboard) build() {
 	d.handler = headers(cop.Handler(mux))
 }
 
+// Routes returns the pattern of every dashboard route, in the order
+// registered; tests walk it to reach every page and every action.
+func Routes() []string {
+	var d Dashboard
+	mux := &routeMux{}
+	d.routes(mux)
+	return mux.patterns
+}
+
+// routeMux records the patterns it registers (and registers them on
+// ServeMux when there is one).
+type routeMux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (m *routeMux) Handle(pattern string, h http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	if m.ServeMux != nil {
+		m.ServeMux.Handle(pattern, h)
+	}
+}
+
 // routes lists every dashboard route: METHOD /path → handler. GET pages
 // render; POST actions check the CSRF token, call one service method and
 // redirect back with a message (or re-render the form with the error).
-func (d *Dashboard) routes(mux *http.ServeMux) {
+func (d *Dashboard) routes(mux *routeMux) {
 	mux.Handle("GET /app/static/{file}", http.HandlerFunc(serveStatic))
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/app/", http.StatusSeeOther) })
+	mux.Handle("GET /{$}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/app/", http.StatusSeeOther) }))
 	mux.Handle("/app/", d.public(d.notFound))
 
 	// Signing in and out; mail links.

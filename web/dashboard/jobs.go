@@ -7,6 +7,9 @@ import (
 	"folio/app"
 )
 
+// fragmentHeader marks an answer that is a part of a page, not a page.
+const fragmentHeader = "X-Folio-Fragment"
+
 // jobStatuses are the filter choices of the jobs page.
 var jobStatuses = []string{app.StatusPending, app.StatusProcessing, app.StatusCompleted, app.StatusFailed}
 
@@ -24,7 +27,11 @@ func (d *Dashboard) jobList(c *call) error {
 		"Names": d.templateNames(c.r.Context(), jobs), "Refresh": c.r.URL.Query().Get("refresh") != "off"}
 	block := "layout"
 	if c.r.URL.Query().Get("fragment") == "1" {
+		// The script replaces the table only with an answer carrying this
+		// header; anything else (the login page after the session ended)
+		// makes it reload the whole page instead.
 		block = "jobtable"
+		c.w.Header().Set(fragmentHeader, "jobtable")
 	}
 	return d.renderBlock(c, "jobs", block, "Jobs", data)
 }

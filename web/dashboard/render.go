@@ -288,9 +288,14 @@ type pager struct {
 	Prev, Next              string
 }
 
-// pageOf reads ?page= (1 when absent or bad) with the given page size.
-func pageOf(c *call, limit int) app.Page {
-	n, err := strconv.Atoi(c.r.URL.Query().Get("page"))
+// pageOf reads ?page= (or the named parameter; 1 when absent or bad) with
+// the given page size.
+func pageOf(c *call, limit int, param ...string) app.Page {
+	name := "page"
+	if len(param) > 0 {
+		name = param[0]
+	}
+	n, err := strconv.Atoi(c.r.URL.Query().Get(name))
 	if err != nil || n < 1 {
 		n = 1
 	}

@@ -2,45 +2,71 @@ package dashboard
 
 import (
 	"errors"
+	"slices"
 
 	"folio/app"
 )
 
 // teamPage serves GET /app/team: the current team, its members and
 // invitations, the invitations addressed to me, and my teams to switch to.
+// Each list pages on its own parameter: ?page= (members), ?invitations=,
+// ?mine= and ?teams= (the switcher, 100 teams a page).
 func (d *Dashboard) teamPage(c *call) error {
 	ctx := c.r.Context()
-	mpg := app.Page{Page: pageOf(c, 20).Page, Limit: 20}
+	mpg := pageOf(c, 20)
 	members, mtotal, err := d.Teams.FindMembers(ctx, mpg)
 	if err != nil {
 		return err
 	}
-	teams, _, err := d.Teams.FindTeams(ctx, app.Page{Page: 1, Limit: app.MaxLimit})
+	tpg := pageOf(c, app.MaxLimit, "teams")
+	teams, ttotal, err := d.Teams.FindTeams(ctx, tpg)
 	if err != nil {
 		return err
 	}
-	data := map[string]any{"Members": members, "MembersPager": newPager(c, mpg, mtotal), "Teams": teams,
+	if !slices.ContainsFunc(teams, func(t *app.Team) bool { return t.ID == c.Team.ID }) {
+		// The switcher shows the current team on every page of teams.
+		cur := *c.Team
+		cur.Role = c.P.Role
+		teams = append([]*app.Team{&cur}, teams...)
+	}
+	data := map[string]any{"Members": members, "MembersPager": sectionPager(c, mpg, mtotal, "page", "members"),
+		"Teams": teams, "TeamsPager": sectionPager(c, tpg, ttotal, "teams", "switch-team"),
 		"IsOwner": c.P.Role == app.RoleOwner, "IsAdmin": app.CanAdmin(c.P.Role), "Roles": []string{app.RoleAdmin, app.RoleMember, app.RoleViewer}}
 	if app.CanAdmin(c.P.Role) && !c.Team.IsPersonal {
-		invs, _, err := d.Teams.FindTeamInvitations(ctx, app.Page{Page: 1, Limit: app.MaxLimit})
+		ipg := pageOf(c, 20, "invitations")
+		invs, itotal, err := d.Teams.FindTeamInvitations(ctx, ipg)
 		if err != nil {
 			return err
 		}
-		data["Invitations"] = invs
+		data["Invitations"], data["InvitationsPager"] = invs, sectionPager(c, ipg, itotal, "invitations", "invitations")
 	}
-	mine, _, err := d.Teams.MyInvitations(ctx, app.Page{Page: 1, Limit: app.MaxLimit})
+	minepg := pageOf(c, 20, "mine")
+	mine, minetotal, err := d.Teams.MyInvitations(ctx, minepg)
 	if e := (*app.Error)(nil); errors.As(err, &e) {
 		data["MineError"] = errorText(e)
 	} else if err != nil {
 		return err
 	}
-	data["Mine"] = mine
+	data["Mine"], data["MinePager"] = mine, sectionPager(c, minepg, minetotal, "mine", "my-invitations")
 	acts, _, err := d.Teams.FindActivities(ctx, app.Page{Page: 1, Limit: 10})
 	if err != nil {
 		return err
 	}
 	data["Activity"] = acts
 	return d.render(c, "team", "Team", data)
+}
+
+// sectionPager is the pager of one of several lists on a page: it pages on
+// its own query parameter and its links come back to the list's anchor.
+func sectionPager(c *call, pg app.Page, total int, param, anchor string) *pager {
+	p := newPager(c, pg, total, param)
+	if p.Prev != "" {
+		p.Prev += "#" + anchor
+	}
+	if p.Next != "" {
+		p.Next += "#" + anchor
+	}
+	return p
 }
 
 // teamSwitch serves POST /app/team/switch: the session acts on another team.
@@ -123,11 +149,22 @@ func (d *Dashboard) invitationCancel(c *call) error {
 // (accepting is a POST, never a side effect of opening a link).
 func (d *Dashboard) invitationPage(c *call) error {
 	id := c.r.PathValue("id")
-	mine, _, err := d.Teams.MyInvitations(c.r.Context(), app.Page{Page: 1, Limit: app.MaxLimit})
 	var inv *app.Invitation
-	for _, i := range mine {
-		if i.ID == id {
-			inv = i
+	var err error
+	for n := 1; inv == nil; n++ {
+		var mine []*app.Invitation
+		var total int
+		mine, total, err = d.Teams.MyInvitations(c.r.Context(), app.Page{Page: n, Limit: app.MaxLimit})
+		if err != nil {
+			break
+		}
+		for _, i := range mine {
+			if i.ID == id {
+				inv = i
+			}
+		}
+		if n*app.MaxLimit >= total {
+			break
 		}
 	}
 	data := map[string]any{"Inv": inv, "ID": id}

@@ -78,10 +78,17 @@
     if (localStorage.getItem(key) === "off") auto.checked = false;
     auto.addEventListener("change", () => localStorage.setItem(key, auto.checked ? "on" : "off"));
     const url = jobs.dataset.refreshUrl + (jobs.dataset.refreshUrl.includes("?") ? "&" : "?") + "fragment=1";
-    setInterval(async () => {
+    const timer = setInterval(async () => {
       if (!auto.checked || document.hidden) return;
       try {
-        const res = await fetch(url, { credentials: "same-origin" });
+        // Not following redirects: after the session ends the answer is a
+        // redirect to the login page, which must not land inside the table.
+        const res = await fetch(url, { credentials: "same-origin", redirect: "manual" });
+        if (res.type === "opaqueredirect" || (res.ok && res.headers.get("X-Folio-Fragment") !== "jobtable")) {
+          clearInterval(timer);
+          location.reload(); // the server sends the login page, which comes back here
+          return;
+        }
         if (res.ok) jobs.innerHTML = await res.text();
       } catch (e) { /* offline for a moment; try again next time */ }
     }, 5000);
