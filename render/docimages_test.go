@@ -30,6 +30,7 @@ var docPictures = []struct {
 	rows         [][]crop
 }{
 	{"layout-page-numbers.png", "page-numbers", 70, [][]crop{{{1, 10, 10, 190, 70}, {2, 10, 125, 190, 70}}}},
+	{"layout-page-numbers-flow.png", "page-numbers-flow", 70, [][]crop{{{1, 10, 246.5, 190, 44}, {2, 10, 10, 190, 44}}, {{4, 10, 251.5, 190, 39}, {5, 10, 10, 190, 39}}}},
 	{"layout-sections-on.png", "sections-on", 50, [][]crop{{{1, 0, 0, 210, 297}, {2, 0, 0, 210, 297}}}},
 	{"layout-continued.png", "table-continued", 80, [][]crop{{{1, 15, 222, 180, 60}, {2, 15, 15, 180, 60}}, {{2, 15, 222, 180, 60}}}},
 	{"layout-keep-together.png", "keep-together", 60, [][]crop{{{1, 10, 150, 190, 140}, {2, 10, 10, 190, 140}}}},

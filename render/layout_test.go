@@ -11,7 +11,7 @@ import (
 )
 
 // layoutCases are the golden cases of the page-aware layout features.
-var layoutCases = []string{"page-numbers", "sections-on", "table-continued", "keep-together", "widows-orphans", "table-totals"}
+var layoutCases = []string{"page-numbers", "page-numbers-flow", "sections-on", "table-continued", "keep-together", "widows-orphans", "table-totals"}
 
 // renderCase renders a golden case to PDF and reads every page back on its
 // own with pdftotext -f N -l N, squeezed like the golden file.
@@ -76,6 +76,60 @@ func TestPageNumbersInTheBody(t *testing.T) {
 	if strings.Contains(first, "Shown only when") || !strings.Contains(last, "Shown only when it lands after page 1.") ||
 		!strings.Contains(last, "This is the last page.") || strings.Contains(strings.Join(pages, "\n"), "More pages follow") {
 		t.Errorf("conditions on page and pages went wrong:\n%s", last)
+	}
+}
+
+// Blocks taller than a page (a 120-row table, a paragraph, a key/value
+// block) show on every row, line and pair the page it is drawn on, read
+// back page by page; the table's continuedLabel is one text for both
+// continued rows.
+func TestPageNumbersInBlocksThatSpanPages(t *testing.T) {
+	pages, _ := renderCase(t, "page-numbers-flow")
+	total := len(pages)
+	marks := []struct {
+		name string
+		re   *regexp.Regexp
+		want int // how many in the document
+	}{
+		{"table row", regexp.MustCompile(`Item \d{3} p(\d+)/(\d+)`), 120},
+		{"paragraph line", regexp.MustCompile(`\[on\s+page\s+(\d+)\]`), 160},
+		{"key/value pair", regexp.MustCompile(`Pair \d+ on page (\d+)`), 70},
+	}
+	for _, m := range marks {
+		seen, on := 0, map[int]bool{}
+		for i, page := range pages {
+			for _, got := range m.re.FindAllStringSubmatch(page, -1) {
+				seen++
+				on[i+1] = true
+				if got[1] != itoa(i+1) || len(got) > 2 && got[2] != itoa(total) {
+					t.Errorf("%s on page %d of %d says %q", m.name, i+1, total, got[0])
+				}
+			}
+		}
+		if seen != m.want || len(on) < 2 {
+			t.Errorf("%d %ss found on %d pages, want %d over several pages", seen, m.name, len(on), m.want)
+		}
+	}
+	// The table breaks three times: the same label closes the page it
+	// leaves ("continued (page 1)") and opens the next one ("continued (page 2)").
+	breaks := 0
+	for i, page := range pages {
+		lines := strings.Split(page, "\n")
+		n := i + 1
+		if strings.Contains(page, "Item ") && !strings.Contains(page, "Item 120") {
+			breaks++
+			if got := lines[len(lines)-2]; got != "continued (page "+itoa(n)+")" {
+				t.Errorf("page %d: the table breaks, but the line above the footer is %q", n, got)
+			}
+		}
+		if n > 1 && strings.Contains(page, "Item ") {
+			if lines[0] != "No. Item Printed on" || lines[1] != "continued (page "+itoa(n)+")" {
+				t.Errorf("page %d starts %q / %q, want the header and the continued row", n, lines[0], lines[1])
+			}
+		}
+	}
+	if breaks != 3 {
+		t.Errorf("the table breaks %d times, want 3", breaks)
 	}
 }
 
