@@ -167,10 +167,8 @@ func (s *DocumentService) Preview(ctx context.Context, ref string, in PreviewInp
 		return nil, render.Stats{}, variableError(err)
 	}
 	timeout := renderTimeout(in.Format)
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	var buf bytes.Buffer
-	st, err := ct.Render(rctx, &buf, render.Format(in.Format), values, s.renderOptions())
+	st, err := ct.Render(ctx, &buf, render.Format(in.Format), values, s.renderOptions(true))
 	if err != nil {
 		return nil, st, renderError(err, timeout)
 	}
@@ -301,9 +299,7 @@ func (s *DocumentService) dryRender(ctx context.Context, t *Template, ct *render
 		return c, nil
 	}
 	timeout := renderTimeout(format)
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	st, err := ct.Render(rctx, io.Discard, render.Format(format), values, s.renderOptions())
+	st, err := ct.Render(ctx, io.Discard, render.Format(format), values, s.renderOptions(true))
 	c.Predicted = Prediction{Pages: st.Pages, Images: st.Images, Rows: st.Rows, Sheets: st.Sheets, Bytes: st.Bytes}
 	if err != nil {
 		if ctx.Err() != nil {
