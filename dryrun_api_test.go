@@ -422,3 +422,25 @@ func TestBatchDryRunChargesNothingAndSendsNoWebhook(t *testing.T) {
 		t.Errorf("the real document should be charged once: %s", use.raw)
 	}
 }
+
+// A template whose page count never settles (a page break only while the
+// document has fewer than two pages) is valid, but its dry run warns.
+func TestDryRunWarnsWhenPagesDoNotSettle(t *testing.T) {
+	s := startServer(t)
+	u := s.signup("Flipper")
+	key := s.createKey(u.token, nil)
+	for _, tc := range []struct {
+		schema string
+		warn   bool
+	}{
+		{`{"sections":[{"id":"b","components":[{"type":"text","props":{"content":"A"}},{"type":"pageBreak","if":"pages < 2"},{"type":"text","props":{"content":"B"}}]}]}`, true},
+		{`{"sections":[{"id":"b","components":[{"type":"text","props":{"content":"A"}},{"type":"pageBreak","if":"pages < 5"},{"type":"text","props":{"content":"B"}}]}]}`, false},
+	} {
+		tpl := s.createTemplate(u.token, "Flip "+strconv.FormatBool(tc.warn), map[string]any{"outputFormats": []string{"pdf"}, "schema": json.RawMessage(tc.schema)})
+		d := s.must(200, "POST", "/api/v1/documents/generate?dryRun=true", key, map[string]any{"templateId": tpl.str("id"), "format": "pdf"})
+		warned := strings.Contains(string(d.raw), "the page count does not settle")
+		if d.str("valid") != "true" || warned != tc.warn {
+			t.Errorf("%s: dry run = %s", tc.schema, d.raw)
+		}
+	}
+}

@@ -319,6 +319,12 @@ func (s *DocumentService) dryRender(ctx context.Context, t *Template, ct *render
 		return c, nil
 	}
 	c.Warnings = append(c.Warnings, s.nearLimits(c.Predicted)...)
+	if st.PagesUnsettled {
+		c.Warnings = append(c.Warnings, DryRunIssue{Message: fmt.Sprintf("the page count does not settle: the layout depends on pages "+
+			"(in a condition or a larger expression, or a section on the last page) and still changed after the last of %d layouts; "+
+			"the document keeps that layout, so what it shows of pages may not match its %d pages", render.MaxLayoutPasses, st.Pages),
+			Info: map[string]any{"pages": st.Pages}})
+	}
 	return c, nil
 }
 

@@ -125,6 +125,12 @@ type Stats struct {
 	Bytes  int64 // size of the output
 	// Memory is the most the render held against Limits.Memory at once.
 	Memory int64
+	// PagesUnsettled is set when a PDF whose layout depends on its own page
+	// count ("pages" in a condition or a larger expression, a section "on"
+	// the last page) still changed its count after the last layout pass:
+	// the document keeps that layout, and what it shows of "pages" may be
+	// off by the change.
+	PagesUnsettled bool
 }
 
 // Limit names used in LimitError.Limit.
