@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,7 +53,8 @@ func dryRunCases() []dryRunCase {
 		{"keep-together", "pdf", `{"sections":[{"id":"b","components":[{"type":"columns","each":"rows","keepTogether":true,"props":{"children":[[{"type":"heading","props":{"content":"{{ item.name }}","level":3}},{"type":"text","props":{"content":"{{ item.region }}\nline two\nline three"}}],[{"type":"keyValue","props":{"items":[{"label":"Qty","value":"{{ item.qty }}"},{"label":"Price","value":"{{ item.price }}","format":"currency:EUR"}]}}]]}}]}]}`, map[string]any{"rows": rowsOf(25)}},
 		{"widows", "pdf", `{"sections":[{"id":"b","components":[{"type":"spacer","props":{"height":230}},{"type":"text","each":"paras","props":{"content":"{{ item }}","widows":3,"orphans":3}}]}]}`, map[string]any{"paras": []any{long[:900], long[:700]}}},
 		{"page-breaks", "pdf", `{"sections":[{"id":"a","components":[{"type":"heading","props":{"content":"A"}},{"type":"pageBreak"},{"type":"heading","props":{"content":"B"}}]},{"id":"c","components":[{"type":"pageBreak"},{"type":"text","props":{"content":"C"}},{"type":"pageBreak"},{"type":"text","props":{"content":"D"}}]}]}`, map[string]any{}},
-		{"image", "pdf", `{"sections":[{"id":"b","components":[{"type":"image","props":{"src":"` + tinyPNG + `","width":80}},{"type":"image","props":{"src":"{{ logo }}","height":200}},{"type":"text","props":{"content":"after"}}]}]}`, map[string]any{"logo": tinyPNG}},
+		{"image", "pdf", `{"sections":[{"id":"b","components":[{"type":"image","props":{"src":"` + tinyPNG + `","width":80}},{"type":"image","props":{"src":"{{ logo }}","height":200}},{"type":"image","each":"photos","props":{"src":"{{ item }}","width":20}},{"type":"text","props":{"content":"after"}}]}]}`,
+			map[string]any{"logo": tinyPNG, "photos": []any{grayPNG(3, 2, 0x40), grayPNG(5, 4, 0x80), grayPNG(3, 2, 0x40)}}},
 		{"codes", "pdf", `{"sections":[{"id":"b","components":[{"type":"qrcode","each":"rows","props":{"value":"{{ item.name }}","size":40}},{"type":"barcode","props":{"value":"ABC-123"}}]}]}`, map[string]any{"rows": rowsOf(12)}},
 		{"columns", "pdf", `{"sections":[{"id":"b","components":[{"type":"columns","props":{"children":[[{"type":"text","each":"rows","props":{"content":"{{ item.name }}"}}],[` + itemTable + `]]}}]}]}`, map[string]any{"rows": rowsOf(80)}},
 		{"key-value", "pdf", `{"sections":[{"id":"b","components":[{"type":"keyValue","each":"rows","props":{"items":[{"label":"Name","value":"{{ item.name }}"},{"label":"Date","value":"{{ item.date }}","format":"date:DD.MM.YYYY"}]}}]}]}`, map[string]any{"rows": rowsOf(60)}},
@@ -77,6 +84,42 @@ func pdfPageCount(t *testing.T, pdf []byte) int {
 	}
 	t.Fatalf("pdfinfo gave no page count:\n%s", out)
 	return 0
+}
+
+// pdfImageCount is the number of distinct image objects a PDF embeds, as
+// poppler's pdfimages lists them (soft masks not counted).
+func pdfImageCount(t *testing.T, pdf []byte) int {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "doc.pdf")
+	if err := os.WriteFile(path, pdf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("pdfimages", "-list", path).Output()
+	if err != nil {
+		t.Fatalf("pdfimages: %v", err)
+	}
+	objects := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n")[2:] {
+		f := strings.Fields(line)
+		if len(f) > 11 && f[2] == "image" {
+			objects[f[10]] = true
+		}
+	}
+	return len(objects)
+}
+
+// grayPNG is a data URI of a w×h grey PNG of one shade: a few bytes to
+// send however large it is to decode.
+func grayPNG(w, h int, shade uint8) string {
+	img := image.NewGray(image.Rect(0, 0, w, h))
+	for i := range img.Pix {
+		img.Pix[i] = shade
+	}
+	var buf bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&buf, img); err != nil {
+		panic(err)
+	}
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())
 }
 
 func num(r resp, path string) int64 {
@@ -143,6 +186,16 @@ func TestDryRunPredictsTheRealDocument(t *testing.T) {
 			if h := p.header.Get("X-Folio-" + f); h != strconv.FormatInt(num(d, "predicted."+strings.ToLower(f)), 10) {
 				t.Errorf("%s: preview X-Folio-%s %s, dry run %v", c.name, f, h, d.get("predicted."+strings.ToLower(f)))
 			}
+		}
+		if c.format == "pdf" && !strings.Contains(c.schema, `"qrcode"`) && !strings.Contains(c.schema, `"barcode"`) {
+			// Without QR codes and barcodes (drawn, not embedded), the
+			// images are the PDF's image objects.
+			if got := pdfImageCount(t, doc); num(d, "predicted.images") != int64(got) {
+				t.Errorf("%s: predicted %d images, the PDF embeds %d", c.name, num(d, "predicted.images"), got)
+			}
+		}
+		if c.name == "image" && num(d, "predicted.images") != 3 {
+			t.Errorf("image: predicted %d images, want 3 distinct ones", num(d, "predicted.images"))
 		}
 		if c.format == "pdf" {
 			pages := pdfPageCount(t, doc)
@@ -267,4 +320,127 @@ func TestBatchDryRunPerDocument(t *testing.T) {
 		t.Fatalf("a batch dry run recorded jobs: %s", l.raw)
 	}
 	s.wantError(s.do("POST", "/api/v1/documents/generate/batch?dryRun=true", key, map[string]any{"templateId": tpl.str("id"), "format": "pdf", "documents": make([]any, 101)}), 400, "ERR_LIMIT_014")
+}
+
+// An image from a variable that would take more than the render memory
+// budget to decode (a 5000×5000 PNG of a few kilobytes: 400 MB of pixels
+// and their copies) stops the job with ERR_LIMIT_017, and a dry run
+// reports the same before anything is generated.
+func TestMemoryBudgetThroughJobAndDryRun(t *testing.T) {
+	s := startServer(t)
+	u := s.signup("Photographer")
+	key := s.createKey(u.token, nil)
+	tpl := s.createTemplate(u.token, "Photo", map[string]any{"outputFormats": []string{"pdf"},
+		"schema": json.RawMessage(`{"sections":[{"id":"b","components":[{"type":"heading","props":{"content":"Photo"}},{"type":"image","props":{"src":"{{ photo }}","width":150}}]}]}`)})
+	huge := map[string]any{"photo": grayPNG(5000, 5000, 0x80)}
+	if n := len(huge["photo"].(string)); n > 1<<20 {
+		t.Fatalf("the image takes %d bytes to send; it should fit the 1 MB variables limit", n)
+	}
+	gen := map[string]any{"templateId": tpl.str("id"), "format": "pdf", "variables": huge}
+
+	d := s.must(200, "POST", "/api/v1/documents/generate?dryRun=true", key, gen)
+	var dry struct {
+		Valid  bool
+		Errors []struct {
+			Code        string
+			RelatedInfo struct {
+				Limit       string
+				Actual, Max int64
+			}
+		}
+		Limits struct{ MemoryBytes int64 }
+	}
+	if err := json.Unmarshal(d.raw, &dry); err != nil {
+		t.Fatal(err)
+	}
+	if dry.Valid || len(dry.Errors) != 1 || dry.Errors[0].Code != "ERR_LIMIT_017" || dry.Errors[0].RelatedInfo.Limit != "memory" ||
+		dry.Errors[0].RelatedInfo.Max != dry.Limits.MemoryBytes || dry.Errors[0].RelatedInfo.Actual <= dry.Limits.MemoryBytes {
+		t.Fatalf("dry run = %s", d.raw)
+	}
+
+	r := s.do("POST", "/api/v1/documents/generate", key, gen)
+	s.wantError(r, 400, "ERR_LIMIT_017")
+	j := s.must(200, "GET", "/api/v1/documents/jobs/"+r.str("relatedInfo.jobId"), key, nil)
+	if j.str("status") != "failed" || j.str("errorCode") != "ERR_LIMIT_017" || j.get("downloadUrl") != nil {
+		t.Fatalf("job = %s", j.raw)
+	}
+
+	// The same template with a small photo is fine both ways.
+	gen["variables"] = map[string]any{"photo": grayPNG(500, 500, 0x80)}
+	if d := s.must(200, "POST", "/api/v1/documents/generate?dryRun=true", key, gen); d.str("valid") != "true" || num(d, "predicted.images") != 1 {
+		t.Fatalf("small photo dry run = %s", d.raw)
+	}
+	if g := s.must(200, "POST", "/api/v1/documents/generate", key, gen); g.str("status") != "completed" {
+		t.Fatalf("small photo = %s", g.raw)
+	}
+}
+
+// A batch dry run charges no quota and sends no webhook: usage is the same
+// before and after, and when a real document is generated afterwards its
+// webhook is the first and only delivery.
+func TestBatchDryRunChargesNothingAndSendsNoWebhook(t *testing.T) {
+	rcv := startReceiver(t, false)
+	s := webhookServer(t, rcv, "0s,100ms,200ms,300ms")
+	u := s.verifiedUser("Batcher")
+	key := s.createKey(u.token, nil)
+	sub := s.must(200, "POST", "/api/v1/webhook-subscriptions", key, map[string]any{"url": rcv.url,
+		"events": []string{"document.generated", "document.failed", "batch.completed", "batch.failed"}})
+	tpl := s.createTemplate(u.token, "Batch dry", map[string]any{"outputFormats": []string{"pdf"},
+		"schema": json.RawMessage(`{"sections":[` + pageFooter + `,{"id":"b","components":[` + itemTable + `]}]}`)})
+	before := s.must(200, "GET", "/api/v1/analytics/usage", key, nil)
+
+	docs := make([]any, 12)
+	for i := range docs {
+		docs[i] = map[string]any{"variables": map[string]any{"rows": rowsOf(10 + 20*i)}}
+	}
+	r := s.must(200, "POST", "/api/v1/documents/generate/batch?dryRun=true", key, map[string]any{"templateId": tpl.str("id"), "format": "pdf", "documents": docs})
+	if r.str("valid") != "true" || num(r, "predicted.pages") < 12 {
+		t.Fatalf("batch dry run = %s", r.raw)
+	}
+	after := s.must(200, "GET", "/api/v1/analytics/usage", key, nil)
+	for _, f := range []string{"documentsGenerated", "creditsUsed", "creditsRemaining"} {
+		if before.str(f) != after.str(f) {
+			t.Errorf("%s: %s before the batch dry run, %s after", f, before.str(f), after.str(f))
+		}
+	}
+	if l := s.must(200, "GET", "/api/v1/documents/jobs", key, nil); l.str("meta.total") != "0" {
+		t.Fatalf("a batch dry run recorded jobs: %s", l.raw)
+	}
+
+	// A real document now: its webhook must be the only one ever sent.
+	g := s.must(200, "POST", "/api/v1/documents/generate", key, map[string]any{"templateId": tpl.str("id"), "format": "pdf", "variables": map[string]any{"rows": rowsOf(3)}})
+	if g.str("status") != "completed" {
+		t.Fatalf("generate = %s", g.raw)
+	}
+	got := rcv.waitFor(1, 10*time.Second)
+	h := s.must(200, "GET", "/api/v1/webhook-subscriptions/"+sub.str("id")+"/deliveries", key, nil)
+	dels := h.get("deliveries").([]any)
+	if len(got) != 1 || !strings.Contains(string(got[0].body), g.str("jobId")) || len(dels) != 1 || dels[0].(map[string]any)["event"] != "document.generated" {
+		t.Fatalf("%d webhooks, deliveries %s", len(got), h.raw)
+	}
+	if use := s.must(200, "GET", "/api/v1/analytics/usage", key, nil); num(use, "documentsGenerated") != num(before, "documentsGenerated")+1 {
+		t.Errorf("the real document should be charged once: %s", use.raw)
+	}
+}
+
+// A template whose page count never settles (a page break only while the
+// document has fewer than two pages) is valid, but its dry run warns.
+func TestDryRunWarnsWhenPagesDoNotSettle(t *testing.T) {
+	s := startServer(t)
+	u := s.signup("Flipper")
+	key := s.createKey(u.token, nil)
+	for _, tc := range []struct {
+		schema string
+		warn   bool
+	}{
+		{`{"sections":[{"id":"b","components":[{"type":"text","props":{"content":"A"}},{"type":"pageBreak","if":"pages < 2"},{"type":"text","props":{"content":"B"}}]}]}`, true},
+		{`{"sections":[{"id":"b","components":[{"type":"text","props":{"content":"A"}},{"type":"pageBreak","if":"pages < 5"},{"type":"text","props":{"content":"B"}}]}]}`, false},
+	} {
+		tpl := s.createTemplate(u.token, "Flip "+strconv.FormatBool(tc.warn), map[string]any{"outputFormats": []string{"pdf"}, "schema": json.RawMessage(tc.schema)})
+		d := s.must(200, "POST", "/api/v1/documents/generate?dryRun=true", key, map[string]any{"templateId": tpl.str("id"), "format": "pdf"})
+		warned := strings.Contains(string(d.raw), "the page count does not settle")
+		if d.str("valid") != "true" || warned != tc.warn {
+			t.Errorf("%s: dry run = %s", tc.schema, d.raw)
+		}
+	}
 }

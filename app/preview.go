@@ -168,10 +168,8 @@ func (s *DocumentService) Preview(ctx context.Context, ref string, in PreviewInp
 		return nil, render.Stats{}, variableError(err)
 	}
 	timeout := s.renderTimeout(in.Format)
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	var buf bytes.Buffer
-	st, err := ct.Render(rctx, &buf, render.Format(in.Format), values, s.renderOptions())
+	st, err := ct.Render(ctx, &buf, render.Format(in.Format), values, s.renderOptions(true))
 	if err != nil {
 		return nil, st, renderError(err, timeout)
 	}
@@ -302,9 +300,7 @@ func (s *DocumentService) dryRender(ctx context.Context, t *Template, ct *render
 		return c, nil
 	}
 	timeout := s.renderTimeout(format)
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	st, err := ct.Render(rctx, io.Discard, render.Format(format), values, s.renderOptions())
+	st, err := ct.Render(ctx, io.Discard, render.Format(format), values, s.renderOptions(true))
 	c.Predicted = Prediction{Pages: st.Pages, Images: st.Images, Rows: st.Rows, Sheets: st.Sheets, Bytes: st.Bytes}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -324,6 +320,12 @@ func (s *DocumentService) dryRender(ctx context.Context, t *Template, ct *render
 		return c, nil
 	}
 	c.Warnings = append(c.Warnings, s.nearLimits(c.Predicted)...)
+	if st.PagesUnsettled {
+		c.Warnings = append(c.Warnings, DryRunIssue{Message: fmt.Sprintf("the page count does not settle: the layout depends on pages "+
+			"(in a condition or a larger expression, or a section on the last page) and still changed after the last of %d layouts; "+
+			"the document keeps that layout, so what it shows of pages may not match its %d pages", render.MaxLayoutPasses, st.Pages),
+			Info: map[string]any{"pages": st.Pages}})
+	}
 	return c, nil
 }
 

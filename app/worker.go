@@ -293,11 +293,11 @@ func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
 		e := variableError(err).(*Error)
 		return fail(e.Code, e.Message, e.Info)
 	}
+	// The engine applies the timeout once the render's memory is reserved:
+	// a job waiting behind other renders does not time out for it.
 	timeout := s.renderTimeout(j.Format)
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	var buf bytes.Buffer
-	if _, err := ct.Render(rctx, &buf, render.Format(j.Format), values, s.renderOptions()); err != nil {
+	if _, err := ct.Render(ctx, &buf, render.Format(j.Format), values, s.renderOptions(false)); err != nil {
 		e := renderError(err, timeout)
 		return fail(e.Code, e.Message, e.Info)
 	}
@@ -315,8 +315,16 @@ func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
 	return JobResult{Status: StatusCompleted, FilePath: name, FileSize: size, CompletedAt: now, ExpiresAt: &exp}
 }
 
-func (s *DocumentService) renderOptions() render.Options {
-	return render.Options{Limits: s.limits()}
+// renderOptions are the options of a job's render, or with interactive
+// of a preview's or dry run's: those wait for memory in the engine's
+// smaller interactive share, after waiting jobs, and at most as long as
+// the render may take.
+func (s *DocumentService) renderOptions(interactive bool) render.Options {
+	o := render.Options{Limits: s.limits()}
+	if interactive {
+		o.Interactive, o.MemoryWait = true, o.Limits.PDFTimeout
+	}
+	return o
 }
 
 // renderError maps an engine failure to the error a client sees.
@@ -328,6 +336,9 @@ func renderError(err error, timeout time.Duration) *Error {
 		return (&Error{Code: le.Code, Message: le.Error()}).WithInfo("limit", le.Limit, "actual", le.Actual, "max", le.Max)
 	case errors.As(err, &ee):
 		return (&Error{Code: ECodeExpression, Message: ee.Error()}).WithInfo("path", ee.Path, "expression", ee.Expression)
+	case errors.Is(err, render.ErrBusy):
+		return (&Error{Code: ECodeRenderTimeout, Message: "not rendered: the server was busy with other documents for too long; try again"}).
+			WithInfo("timeoutSeconds", int(timeout.Seconds()), "busy", true)
 	case errors.Is(err, context.DeadlineExceeded):
 		return (&Error{Code: ECodeRenderTimeout, Message: fmt.Sprintf("rendering took longer than %s", timeout)}).WithInfo("timeoutSeconds", int(timeout.Seconds()))
 	default:

@@ -1,7 +1,9 @@
 package render
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,7 +13,7 @@ import (
 )
 
 // layoutCases are the golden cases of the page-aware layout features.
-var layoutCases = []string{"page-numbers", "sections-on", "table-continued", "keep-together", "widows-orphans", "table-totals"}
+var layoutCases = []string{"page-numbers", "page-numbers-flow", "sections-on", "table-continued", "keep-together", "widows-orphans", "table-totals"}
 
 // renderCase renders a golden case to PDF and reads every page back on its
 // own with pdftotext -f N -l N, squeezed like the golden file.
@@ -76,6 +78,60 @@ func TestPageNumbersInTheBody(t *testing.T) {
 	if strings.Contains(first, "Shown only when") || !strings.Contains(last, "Shown only when it lands after page 1.") ||
 		!strings.Contains(last, "This is the last page.") || strings.Contains(strings.Join(pages, "\n"), "More pages follow") {
 		t.Errorf("conditions on page and pages went wrong:\n%s", last)
+	}
+}
+
+// Blocks taller than a page (a 120-row table, a paragraph, a key/value
+// block) show on every row, line and pair the page it is drawn on, read
+// back page by page; the table's continuedLabel is one text for both
+// continued rows.
+func TestPageNumbersInBlocksThatSpanPages(t *testing.T) {
+	pages, _ := renderCase(t, "page-numbers-flow")
+	total := len(pages)
+	marks := []struct {
+		name string
+		re   *regexp.Regexp
+		want int // how many in the document
+	}{
+		{"table row", regexp.MustCompile(`Item \d{3} p(\d+)/(\d+)`), 120},
+		{"paragraph line", regexp.MustCompile(`\[on\s+page\s+(\d+)\]`), 160},
+		{"key/value pair", regexp.MustCompile(`Pair \d+ on page (\d+)`), 70},
+	}
+	for _, m := range marks {
+		seen, on := 0, map[int]bool{}
+		for i, page := range pages {
+			for _, got := range m.re.FindAllStringSubmatch(page, -1) {
+				seen++
+				on[i+1] = true
+				if got[1] != itoa(i+1) || len(got) > 2 && got[2] != itoa(total) {
+					t.Errorf("%s on page %d of %d says %q", m.name, i+1, total, got[0])
+				}
+			}
+		}
+		if seen != m.want || len(on) < 2 {
+			t.Errorf("%d %ss found on %d pages, want %d over several pages", seen, m.name, len(on), m.want)
+		}
+	}
+	// The table breaks three times: the same label closes the page it
+	// leaves ("continued (page 1)") and opens the next one ("continued (page 2)").
+	breaks := 0
+	for i, page := range pages {
+		lines := strings.Split(page, "\n")
+		n := i + 1
+		if strings.Contains(page, "Item ") && !strings.Contains(page, "Item 120") {
+			breaks++
+			if got := lines[len(lines)-2]; got != "continued (page "+itoa(n)+")" {
+				t.Errorf("page %d: the table breaks, but the line above the footer is %q", n, got)
+			}
+		}
+		if n > 1 && strings.Contains(page, "Item ") {
+			if lines[0] != "No. Item Printed on" || lines[1] != "continued (page "+itoa(n)+")" {
+				t.Errorf("page %d starts %q / %q, want the header and the continued row", n, lines[0], lines[1])
+			}
+		}
+	}
+	if breaks != 3 {
+		t.Errorf("the table breaks %d times, want 3", breaks)
 	}
 }
 
@@ -324,4 +380,72 @@ func MustReadFile(tb testing.TB, path string) string {
 		tb.Fatal(err)
 	}
 	return string(raw)
+}
+
+// Non-default widows and orphans (3), read back page by page: a spacer
+// leaves room for a given number of a ten-line paragraph's lines at the
+// bottom of page 1 (found by laying it out without control), and the
+// control moves lines so that at least three stay on each page.
+func TestWidowsAndOrphansOfThree(t *testing.T) {
+	var lines []string
+	for i := 1; i <= 10; i++ {
+		lines = append(lines, fmt.Sprintf("Line %02d", i))
+	}
+	content, _ := json.Marshal(strings.Join(lines, "\n"))
+	split := func(spacer float64, control int) [2]int { // the paragraph's lines on pages 1 and 2
+		t.Helper()
+		def := schemaDef(fmt.Sprintf(`{"sections":[{"id":"b","components":[{"type":"spacer","props":{"height":%g}},
+			{"type":"text","props":{"content":%s,"widows":%d,"orphans":%d}}]}]}`, spacer, content, control, control))
+		pdf, st := MustRenderFormat(t, MustCompile(t, def), nil, PDF, Options{})
+		var got [2]int
+		for n := 1; n <= st.Pages && n <= 2; n++ {
+			got[n-1] = strings.Count(PageText(t, pdf, n), "Line ")
+		}
+		if got[0]+got[1] != 10 || st.Pages > 2 {
+			t.Fatalf("spacer %g, control %d: %v lines on %d pages", spacer, control, got, st.Pages)
+		}
+		return got
+	}
+	room := func(lines int) float64 { // a spacer that leaves room for lines lines
+		t.Helper()
+		for h := 200.0; h <= 250; h += 0.5 {
+			if split(h, 1)[0] == lines {
+				return h
+			}
+		}
+		t.Fatalf("no spacer leaves room for %d lines", lines)
+		return 0
+	}
+	for _, tc := range []struct {
+		room       int
+		two, three [2]int
+		what       string
+	}{
+		{2, [2]int{2, 8}, [2]int{0, 10}, "two lines at the bottom are too few orphans: the paragraph moves"},
+		{8, [2]int{8, 2}, [2]int{7, 3}, "two lines on the next page are too few widows: one more moves"},
+	} {
+		h := room(tc.room)
+		if got := split(h, 2); got != tc.two {
+			t.Errorf("room for %d lines, default control: %v, want %v", tc.room, got, tc.two)
+		}
+		if got := split(h, 3); got != tc.three {
+			t.Errorf("room for %d lines, widows and orphans 3 (%s): %v, want %v", tc.room, tc.what, got, tc.three)
+		}
+	}
+}
+
+// A document whose page count depends on itself in a way that never
+// settles (a page break only when there are fewer than two pages) keeps
+// its last layout and says so; one that settles does not.
+func TestPagesThatDoNotSettleAreReported(t *testing.T) {
+	flip := MustCompile(t, schemaDef(`{"sections":[{"id":"b","components":[{"type":"text","props":{"content":"A"}},
+		{"type":"pageBreak","if":"pages < 2"},{"type":"text","props":{"content":"B of {{ pages }}"}}]}]}`))
+	_, st := MustRenderFormat(t, flip, nil, PDF, Options{})
+	if !st.PagesUnsettled {
+		t.Errorf("the page count flips between 1 and 2, but the stats say it settled: %+v", st)
+	}
+	def, input := LoadCase(t, filepath.Join("testdata", "sections-on"))
+	if _, st := MustRenderFormat(t, MustCompile(t, def), input, PDF, Options{}); st.PagesUnsettled {
+		t.Errorf("sections-on settles: %+v", st)
+	}
 }

@@ -36,9 +36,24 @@ func TestLibreOfficeRecalculatesTotals(t *testing.T) {
 	if soffice == "" {
 		t.Skip("LibreOffice (soffice) is not installed, so formulas are not recalculated independently; install libreoffice-calc-nogui to run this test")
 	}
+	type workbookCase struct {
+		name  string
+		def   Definition
+		input map[string]any
+	}
+	var cases []workbookCase
 	for _, name := range []string{"table-totals", "table-continued"} {
-		t.Run(name, func(t *testing.T) {
-			def, input := LoadCase(t, filepath.Join("testdata", name))
+		def, input := LoadCase(t, filepath.Join("testdata", name))
+		cases = append(cases, workbookCase{name, def, input})
+	}
+	// The issue's own form: column letters written in the formula, in a
+	// table grouped by region below a heading, so the rows the formulas
+	// name are shifted by the heading and by the subtotal rows.
+	def, input := letterFormulaCase()
+	cases = append(cases, workbookCase{"letter-formulas-grouped", def, input})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			def, input := tc.def, tc.input
 			tpl := MustCompile(t, def)
 			pdf, _ := MustRenderFormat(t, tpl, input, PDF, Options{})
 			pdfText := PDFPages(t, pdf)
@@ -107,8 +122,50 @@ func TestLibreOfficeRecalculatesTotals(t *testing.T) {
 			if formulas != removed || totals == 0 {
 				t.Errorf("checked %d formulas of %d and %d total rows", formulas, removed, totals)
 			}
+			if tc.name == "letter-formulas-grouped" && (totals != 4 || !strings.Contains(strings.Join(formulaTexts(t, f, sheet), "\n"), "B3*C3")) {
+				t.Errorf("want 3 subtotal rows and a total row, and =B{row}*C{row} resolved per row: %d totals, formulas %v", totals, formulaTexts(t, f, sheet))
+			}
 		})
 	}
+}
+
+// letterFormulaCase is a grouped table whose Amount column is
+// "=B{row}*C{row}", below a heading.
+func letterFormulaCase() (Definition, map[string]any) {
+	def := schemaDef(`{"sections":[{"id":"b","name":"Orders","components":[
+		{"type":"heading","props":{"content":"Orders by region"}},
+		{"type":"table","props":{"rows":"orders","groupBy":"region","subtotalLabel":"{{ group }} total","totalLabel":"All regions",
+			"columns":[
+				{"header":"Item","value":"{{ row.item }}"},
+				{"header":"Qty","value":"{{ row.qty }}","format":"number","total":"sum"},
+				{"header":"Price","value":"{{ row.price }}","format":"currency:EUR","total":"average"},
+				{"header":"Amount","value":"{{ row.qty * row.price }}","formula":"=B{row}*C{row}","format":"currency:EUR","total":"sum"}]}}]}]}`)
+	regions := []string{"North", "South", "East"}
+	var orders []any
+	for i := range 31 {
+		orders = append(orders, map[string]any{"item": "Item " + strconv.Itoa(i+1), "region": regions[(i*7)%3],
+			"qty": i%9 + 1, "price": float64(i*37%2000)/100 + 0.99})
+	}
+	return def, map[string]any{"orders": orders}
+}
+
+// formulaTexts lists the formulas of a sheet's cells.
+func formulaTexts(t *testing.T, f *excelize.File, sheet string) []string {
+	t.Helper()
+	rows, err := f.GetRows(sheet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for r, row := range rows {
+		for c := range row {
+			ref, _ := excelize.CoordinatesToCellName(c+1, r+1)
+			if fx, _ := f.GetCellFormula(sheet, ref); fx != "" {
+				out = append(out, ref+" "+fx)
+			}
+		}
+	}
+	return out
 }
 
 // firstTable is the first table of a template's first body section.

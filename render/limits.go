@@ -105,6 +105,15 @@ type Options struct {
 	// render has no clock: the caller passes it, and a zero value writes a
 	// fixed date (2000-01-01), which keeps output reproducible.
 	Created time.Time
+	// Interactive marks a render someone waits for without a job (a
+	// preview, a dry run): it waits for memory in the smaller share of the
+	// engine's pool interactive renders may hold, after any waiting job
+	// (see Engine.SetMemory).
+	Interactive bool
+	// MemoryWait bounds how long Render waits for its memory reservation
+	// before it fails with ErrBusy; 0 waits as long as ctx allows. The
+	// render's timeout (Limits.PDFTimeout, XLSXTimeout) starts after it.
+	MemoryWait time.Duration
 }
 
 // Stats describes a finished document.
@@ -116,6 +125,12 @@ type Stats struct {
 	Bytes  int64 // size of the output
 	// Memory is the most the render held against Limits.Memory at once.
 	Memory int64
+	// PagesUnsettled is set when a PDF whose layout depends on its own page
+	// count ("pages" in a condition or a larger expression, a section "on"
+	// the last page) still changed its count after the last layout pass:
+	// the document keeps that layout, and what it shows of "pages" may be
+	// off by the change.
+	PagesUnsettled bool
 }
 
 // Limit names used in LimitError.Limit.

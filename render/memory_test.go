@@ -97,40 +97,109 @@ func TestMemoryBudgetCountsSheetsAndOutput(t *testing.T) {
 func TestMemoryGateQueuesRenders(t *testing.T) {
 	g := &memoryGate{capacity: 100}
 	ctx := context.Background()
-	r1, err := g.acquire(ctx, 60)
+	r1, err := g.acquire(ctx, 60, false, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan func(), 1)
+	got := make(chan *reservation, 1)
 	go func() {
-		r, _ := g.acquire(ctx, 60)
+		r, _ := g.acquire(ctx, 60, false, 0)
 		got <- r
 	}()
-	select {
-	case <-got:
-		t.Fatal("the second reservation should wait")
-	case <-time.After(50 * time.Millisecond):
-	}
-	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-	defer cancel()
-	if _, err := g.acquire(short, 10); !errors.Is(err, context.DeadlineExceeded) {
+	waitForWaiters(t, g, 1, 0)
+	short, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := g.acquire(short, 10, false, 0); !errors.Is(err, context.Canceled) {
 		t.Errorf("a reservation behind a waiting one should wait too: %v", err)
 	}
-	r1()
-	r1() // releasing twice gives back once
+	r1.release()
+	r1.release() // releasing twice gives back once
 	r2 := <-got
 	if r2 == nil || g.used != 60 {
 		t.Fatalf("used %d", g.used)
 	}
-	r2()
+	r2.release()
 	// A reservation larger than the capacity takes all of it.
-	r3, err := g.acquire(ctx, 1000)
+	r3, err := g.acquire(ctx, 1000, false, 0)
 	if err != nil || g.used != 100 {
 		t.Fatalf("used %d, %v", g.used, err)
 	}
-	r3()
-	if g.used != 0 || len(g.waiters) != 0 {
-		t.Errorf("used %d, %d waiting", g.used, len(g.waiters))
+	r3.release()
+	if g.used != 0 || len(g.jobs)+len(g.previews) != 0 {
+		t.Errorf("used %d, %d waiting", g.used, len(g.jobs)+len(g.previews))
+	}
+}
+
+// waitForWaiters waits until jobs jobs and previews interactive renders
+// are queued at g: the test goes on once they are, whatever the time.
+func waitForWaiters(t *testing.T, g *memoryGate, jobs, previews int) {
+	t.Helper()
+	for {
+		g.mu.Lock()
+		j, p := len(g.jobs), len(g.previews)
+		g.mu.Unlock()
+		if j == jobs && p == previews {
+			return
+		}
+		if j > jobs || p > previews {
+			t.Fatalf("%d jobs and %d previews waiting, want %d and %d", j, p, jobs, previews)
+		}
+		runtime.Gosched()
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Interactive renders hold at most their share of the pool and are served
+// after waiting jobs, so previews and dry runs cannot keep jobs waiting.
+func TestMemoryGateKeepsRoomForJobs(t *testing.T) {
+	g := &memoryGate{capacity: 100} // interactive share: 50
+	ctx := context.Background()
+	p1, _ := g.acquire(ctx, 1000, true, 0) // cut to the share
+	if g.used != 50 || g.interactive != 50 {
+		t.Fatalf("used %d, interactive %d", g.used, g.interactive)
+	}
+	p1.release()
+	p1, _ = g.acquire(ctx, 30, true, 0)
+	p2, _ := g.acquire(ctx, 20, true, 0)
+	// The share is full: the next preview waits, but a job does not.
+	preview := make(chan *reservation, 1)
+	go func() {
+		r, _ := g.acquire(ctx, 10, true, 0)
+		preview <- r
+	}()
+	waitForWaiters(t, g, 0, 1)
+	job, err := g.acquire(ctx, 50, false, 0)
+	if err != nil || g.used != 100 {
+		t.Fatalf("a job should get the rest of the pool: used %d, %v", g.used, err)
+	}
+	// A job waiting for memory is served before the preview that waited first.
+	jobs := make(chan *reservation, 1)
+	go func() {
+		r, _ := g.acquire(ctx, 40, false, 0)
+		jobs <- r
+	}()
+	waitForWaiters(t, g, 1, 1)
+	p1.release() // 30 free: not enough for the job, and the preview must not pass it
+	if len(preview) != 0 {
+		t.Fatal("a preview was served before a waiting job")
+	}
+	p2.release() // 50 free: the job, then the preview (share: 0 + 10 of 50)
+	r := <-jobs
+	q := <-preview
+	if g.used != 50+40+10 || g.interactive != 10 {
+		t.Fatalf("used %d, interactive %d", g.used, g.interactive)
+	}
+	for _, x := range []*reservation{r, q, job} {
+		x.release()
+	}
+	// A bounded wait ends with ErrBusy.
+	hold, _ := g.acquire(ctx, 100, false, 0)
+	if _, err := g.acquire(ctx, 10, true, time.Nanosecond); !errors.Is(err, ErrBusy) {
+		t.Errorf("bounded wait: %v", err)
+	}
+	hold.release()
+	if g.used != 0 || g.interactive != 0 || len(g.jobs)+len(g.previews) != 0 {
+		t.Errorf("used %d, interactive %d, %d waiting", g.used, g.interactive, len(g.jobs)+len(g.previews))
 	}
 }
 
@@ -144,16 +213,111 @@ func TestRenderWaitsForMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	release, _ := e.memory.acquire(context.Background(), DefaultMemory)
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if _, err := tpl.Render(ctx, &bytes.Buffer{}, PDF, nil, Options{}); !errors.Is(err, context.DeadlineExceeded) {
+	hold, _ := e.memory.acquire(context.Background(), DefaultMemory, false, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := tpl.Render(ctx, &bytes.Buffer{}, PDF, nil, Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("a render should wait while the engine's memory is reserved: %v", err)
 	}
-	release()
+	if _, err := tpl.Render(context.Background(), &bytes.Buffer{}, PDF, nil, Options{Interactive: true, MemoryWait: time.Nanosecond}); !errors.Is(err, ErrBusy) {
+		t.Errorf("a preview that may wait a moment: %v", err)
+	}
+	hold.release()
 	if _, err := tpl.Render(context.Background(), &bytes.Buffer{}, PDF, nil, Options{}); err != nil {
 		t.Error(err)
 	}
+}
+
+// A job queued behind renders that hold the whole pool completes once they
+// end, even though it waited longer than its own timeout: the timeout
+// counts rendering, not waiting for memory.
+func TestJobTimeoutStartsAfterTheMemoryWait(t *testing.T) {
+	e := MustEngine(t)
+	const pool = 64 << 20
+	e.SetMemory(pool)
+	tpl := MustCompile(t, schemaDef(`{"sections":[{"id":"b","components":[{"type":"text","props":{"content":"x"}}]}]}`))
+	tpl.engine = e
+	hold, _ := e.memory.acquire(context.Background(), pool, false, 0) // a job holding everything
+	const timeout = 500 * time.Millisecond
+	done := make(chan error, 1)
+	go func() {
+		_, err := tpl.Render(context.Background(), &bytes.Buffer{}, PDF, nil, Options{Limits: Limits{PDFTimeout: timeout}})
+		done <- err
+	}()
+	waitForWaiters(t, &e.memory, 1, 0)
+	// The job has now waited at least its whole timeout.
+	<-time.After(timeout)
+	if len(done) != 0 {
+		t.Fatalf("the job did not wait for memory: %v", <-done)
+	}
+	// Previews cannot take the memory the job waits for.
+	if _, err := tpl.Render(context.Background(), &bytes.Buffer{}, PDF, nil, Options{Interactive: true, MemoryWait: time.Nanosecond}); !errors.Is(err, ErrBusy) {
+		t.Errorf("a preview went before the waiting job: %v", err)
+	}
+	hold.release()
+	if err := <-done; err != nil {
+		t.Errorf("the job failed after waiting for memory: %v", err)
+	}
+}
+
+// A PDF without large images reserves far less than its budget, so more
+// renders run at once; one with a large image from a variable reserves
+// what decoding it needs; a render whose estimate is too low grows its
+// reservation rather than overrunning the pool unseen.
+func TestReservationFollowsWhatARenderNeeds(t *testing.T) {
+	l := DefaultLimits()
+	text := MustCompile(t, schemaDef(`{"sections":[{"id":"b","components":[{"type":"text","props":{"content":"{{ logo }}"}}]}]}`))
+	image := MustCompile(t, imageDef)
+	small := map[string]any{"logo": pngHeader(10, 10)}
+	big := map[string]any{"logo": pngHeader(4000, 3000)}
+	want := int64(l.Pages)*pageContentReserve + 3*l.Bytes
+	for _, tc := range []struct {
+		name   string
+		tpl    *Template
+		format Format
+		values map[string]any
+		want   int64
+	}{
+		{"text", text, PDF, big, want}, // a data URI shown as text is not an image
+		{"small image", image, PDF, small, want},
+		{"12 MP image", image, PDF, big, int64(l.Pages)*pageContentReserve + l.Bytes + imageCost(pngHeader(4000, 3000))},
+		{"workbook", text, XLSX, small, l.Memory},
+	} {
+		if got := tc.tpl.reservationFor(tc.format, tc.values, l); got != tc.want || got > l.Memory {
+			t.Errorf("%s: reserves %d, want %d (budget %d)", tc.name, got, tc.want, l.Memory)
+		}
+	}
+	// Two text renders fit a pool of one budget, beside a holder.
+	e := MustEngine(t)
+	e.SetMemory(DefaultMemory)
+	text.engine = e
+	hold, _ := e.memory.acquire(context.Background(), DefaultMemory-want, false, 0)
+	if _, err := text.Render(context.Background(), &bytes.Buffer{}, PDF, small, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	hold.release()
+	// cover grows a reservation without waiting, and release gives all back.
+	g := &memoryGate{capacity: 100}
+	r, _ := g.acquire(context.Background(), 10, true, 0)
+	m := memoryMeter{budget: 1000, res: r}
+	if err := m.hold(120); err != nil || g.used != 120 || g.interactive != 120 {
+		t.Fatalf("used %d, interactive %d, %v", g.used, g.interactive, err)
+	}
+	r.release()
+	if g.used != 0 || g.interactive != 0 {
+		t.Errorf("used %d, interactive %d after release", g.used, g.interactive)
+	}
+}
+
+// pngHeader is a data URI holding only a PNG's signature and header: what
+// the memory estimate reads.
+func pngHeader(w, h int) string {
+	head := append([]byte{}, pngSignature...)
+	head = append(head, 0, 0, 0, 13, 'I', 'H', 'D', 'R')
+	head = binary.BigEndian.AppendUint32(head, uint32(w))
+	head = binary.BigEndian.AppendUint32(head, uint32(h))
+	head = append(head, 8, 6, 0, 0, 0, 0, 0, 0, 0)
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(head)
 }
 
 // memoryScenarios are the renders whose peak memory docs/performance.md

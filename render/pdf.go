@@ -58,9 +58,9 @@ type pdfWriter struct {
 	bars     map[string][]bool     // barcode modules by value
 }
 
-// maxLayoutPasses bounds how often a document whose layout depends on its
+// MaxLayoutPasses bounds how often a document whose layout depends on its
 // own page count is laid out again to agree with it.
-const maxLayoutPasses = 3
+const MaxLayoutPasses = 3
 
 func (t *Template) renderPDF(ctx context.Context, w io.Writer, values map[string]any, limits Limits, created time.Time) (Stats, error) {
 	var pages any
@@ -73,7 +73,7 @@ func (t *Template) renderPDF(ctx context.Context, w io.Writer, values map[string
 	}
 	var p *pdfWriter
 	err := t.layoutPDF(ctx, values, limits, created, pages, &p)
-	for pass := 1; err == nil && t.pagesInExpression && pass < maxLayoutPasses; pass++ {
+	for pass := 1; err == nil && t.pagesInExpression && pass < MaxLayoutPasses; pass++ {
 		if n := p.f.PageNo(); pass > 1 && n == p.total {
 			break
 		}
@@ -102,7 +102,10 @@ func (t *Template) renderPDF(ctx context.Context, w io.Writer, values map[string
 	if _, err := w.Write(buf.Bytes()); err != nil {
 		return Stats{}, err
 	}
-	return p.stats(int64(buf.Len())), nil
+	st := p.stats(int64(buf.Len()))
+	// The last pass was laid out with the count of the one before.
+	st.PagesUnsettled = t.pagesInExpression && p.f.PageNo() != p.total
+	return st, nil
 }
 
 // stats are the figures of the document as far as it got; p may be nil.

@@ -24,6 +24,16 @@ type box struct {
 	table       *tableFlow
 	carried     float64
 	lastOfTable bool
+	// repage lays the box out again for the page it is about to be drawn
+	// on, when what it shows reads "page" (see pdf_page.go); nil otherwise.
+	repage func(page int)
+}
+
+// onPage prepares b to be drawn on page n.
+func (b *box) onPage(n int) {
+	if b != nil && b.repage != nil {
+		b.repage(n)
+	}
 }
 
 // clipped runs draw inside a clipping rectangle when clip is set.
@@ -95,7 +105,9 @@ func (p *pdfWriter) drawSeq(boxes []*box, x, y float64) {
 		if i > 0 {
 			y += b.before
 		}
+		b.onPage(p.f.PageNo())
 		if b.header != nil && b.first {
+			b.header.onPage(p.f.PageNo())
 			b.header.draw(x, y)
 			y += b.header.h
 		}
@@ -284,7 +296,11 @@ func (p *pdfWriter) tryPlace(y *float64, x float64, b *box) bool {
 	if !atTop {
 		top += b.before
 	}
+	b.onPage(p.f.PageNo())
 	withHeader := b.header != nil && (b.first || atTop)
+	if withHeader {
+		b.header.onPage(p.f.PageNo())
+	}
 	continuedAbove := b.table != nil && atTop && !b.first
 	need := b.h
 	if withHeader {

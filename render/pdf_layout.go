@@ -60,18 +60,33 @@ func (g lineGlue) glued(i, n int) bool {
 
 // layoutText wraps text into one box per line.
 func (p *pdfWriter) layoutText(tt *textTemplate, st textStyle, before, after float64, g lineGlue, env map[string]any, w float64, s sink) error {
-	text, err := tt.render(p.ev, env)
+	var text string
+	var paged *pagedText // set when the text reads "page"
+	var err error
+	if tt.usesName("page") {
+		paged, text, err = p.newPagedText(tt, env)
+	} else if text, err = tt.render(p.ev, env); err == nil {
+		text = pdfText(text)
+	}
 	if err != nil {
 		return err
 	}
-	text = pdfText(text)
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}
 	lines := p.split(text, st, w)
+	if paged != nil {
+		paged.locate(lines)
+	}
 	lh := lineHeight(st)
+	draw := func(line string) func(x, y float64) {
+		return func(x, y float64) { p.drawText(st, line, x, y, w, st.align) }
+	}
 	for i, line := range lines {
-		b := &box{w: w, h: lh, glue: g.glued(i, len(lines)), draw: func(x, y float64) { p.drawText(st, line, x, y, w, st.align) }}
+		b := &box{w: w, h: lh, glue: g.glued(i, len(lines)), draw: draw(line)}
+		if paged != nil {
+			paged.repageLine(b, i, line, draw)
+		}
 		if i == 0 {
 			b.before = before
 		}
@@ -98,30 +113,49 @@ func (p *pdfWriter) layoutKeyValue(e *keyValueElement, env map[string]any, w flo
 	lst := e.style
 	lst.bold = true
 	lh := lineHeight(e.style)
-	for i, it := range e.items {
+	// pair lays out one pair; nil when both its texts are blank.
+	pair := func(it *keyValueItem, env map[string]any) (*box, error) {
 		label, err := it.label.render(p.ev, env)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		v, err := it.value.value(p.ev, env)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		value := it.format.display(v)
 		if strings.TrimSpace(label) == "" && strings.TrimSpace(value) == "" {
-			continue
+			return nil, nil
 		}
 		ll := p.split(pdfText(label), lst, labelW)
 		vl := p.split(pdfText(value), e.style, valueW)
 		h := float64(max(len(ll), len(vl))) * lh
-		b := &box{w: w, h: h, after: keyValueRowY, draw: func(x, y float64) {
+		return &box{w: w, h: h, after: keyValueRowY, draw: func(x, y float64) {
 			for k, line := range ll {
 				p.drawText(lst, line, x, y+float64(k)*lh, labelW, "L")
 			}
 			for k, line := range vl {
 				p.drawText(e.style, line, x+labelW+keyValueGap, y+float64(k)*lh, valueW, e.style.align)
 			}
-		}}
+		}}, nil
+	}
+	for i, it := range e.items {
+		b, err := pair(it, env)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			continue
+		}
+		if it.label.usesName("page") || it.value.usesName("page") {
+			p.repaged([]*box{b}, env, func(env map[string]any) ([]*box, error) {
+				b, err := pair(it, env)
+				if b == nil {
+					return nil, err
+				}
+				return []*box{b}, err
+			})
+		}
 		if i == len(e.items)-1 {
 			b.after = blockAfter
 		}

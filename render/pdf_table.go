@@ -33,16 +33,26 @@ func (p *pdfWriter) layoutTable(c *component, e *tableElement, env map[string]an
 	hst.bold = true
 	var header *box
 	if e.showHeader {
-		texts := make([]string, len(e.columns))
-		for i, col := range e.columns {
-			t, err := col.header.render(p.ev, env)
-			if err != nil {
-				return err
+		headerBoxes := func(env map[string]any) ([]*box, error) {
+			texts := make([]string, len(e.columns))
+			for i, col := range e.columns {
+				t, err := col.header.render(p.ev, env)
+				if err != nil {
+					return nil, err
+				}
+				texts[i] = pdfText(t)
 			}
-			texts[i] = pdfText(t)
+			// A header taller than a third of the page is cut to that.
+			return p.rowBoxes(texts, widths, hst, aligns, e.bordered, true, p.maxMarginalHeight())[:1], nil
 		}
-		// A header taller than a third of the page is cut to that.
-		header = p.rowBoxes(texts, widths, hst, aligns, e.bordered, true, p.maxMarginalHeight())[0]
+		boxes, err := headerBoxes(env)
+		if err != nil {
+			return err
+		}
+		header = boxes[0]
+		if e.headerReadsPage() {
+			p.repaged(boxes, env, headerBoxes)
+		}
 	}
 	if len(items) == 0 {
 		if header != nil {
@@ -85,6 +95,19 @@ func (p *pdfWriter) layoutTable(c *component, e *tableElement, env map[string]an
 	totals := newAggregates(e.columns)
 	rowEnv := copyEnv(env, 2)
 	texts := make([]string, len(e.columns))
+	// A row that reads "page" is laid out again on the page it lands on.
+	rowsReadPage := e.rowsReadPage()
+	rowAgain := func(env map[string]any) ([]*box, error) {
+		texts := make([]string, len(e.columns))
+		for j, col := range e.columns {
+			v, err := col.value.value(p.ev, env)
+			if err != nil {
+				return nil, err
+			}
+			texts[j] = pdfText(col.format.display(v))
+		}
+		return p.rowBoxes(texts, widths, e.style, aligns, e.bordered, false, maxRow), nil
+	}
 	n := 0
 	for _, g := range groups {
 		sub := newAggregates(e.columns)
@@ -109,7 +132,11 @@ func (p *pdfWriter) layoutTable(c *component, e *tableElement, env map[string]an
 					sub[j].add(typed)
 				}
 			}
-			if err := emit(p.rowBoxes(texts, widths, e.style, aligns, e.bordered, false, maxRow)); err != nil {
+			boxes := p.rowBoxes(texts, widths, e.style, aligns, e.bordered, false, maxRow)
+			if rowsReadPage {
+				p.repaged(boxes, rowEnv, rowAgain)
+			}
+			if err := emit(boxes); err != nil {
 				return err
 			}
 			if e.carry != nil {
@@ -123,26 +150,63 @@ func (p *pdfWriter) layoutTable(c *component, e *tableElement, env map[string]an
 		if e.groupBy != nil {
 			genv := copyEnv(env, 1)
 			genv[groupName] = g.key
-			label, err := e.subtotalLabel.render(p.ev, genv)
+			boxes, err := p.labelledTotal(e, e.subtotalLabel, genv, sub, widths, aligns, false, maxRow)
 			if err != nil {
 				return err
 			}
-			if err := emit(p.totalBoxes(e, label, sub, widths, aligns, false, maxRow)); err != nil {
+			if err := emit(boxes); err != nil {
 				return err
 			}
 		}
 	}
 	if e.hasTotals() {
-		label, err := e.totalLabel.render(p.ev, env)
+		boxes, err := p.labelledTotal(e, e.totalLabel, env, totals, widths, aligns, true, maxRow)
 		if err != nil {
 			return err
 		}
-		if err := emit(p.totalBoxes(e, label, totals, widths, aligns, true, maxRow)); err != nil {
+		if err := emit(boxes); err != nil {
 			return err
 		}
 	}
 	prev.after, prev.lastOfTable = blockAfter, true
 	return s.add(prev)
+}
+
+// labelledTotal lays out a subtotal or total row labelled label, which
+// is laid out again on the page it lands on when the label reads "page".
+func (p *pdfWriter) labelledTotal(e *tableElement, label *textTemplate, env map[string]any, aggs []*aggregate, widths []float64, aligns []string, grand bool, maxH float64) ([]*box, error) {
+	again := func(env map[string]any) ([]*box, error) {
+		text, err := label.render(p.ev, env)
+		if err != nil {
+			return nil, err
+		}
+		return p.totalBoxes(e, text, aggs, widths, aligns, grand, maxH), nil
+	}
+	boxes, err := again(env)
+	if err == nil && label.usesName("page") {
+		p.repaged(boxes, env, again)
+	}
+	return boxes, err
+}
+
+// headerReadsPage reports whether a header cell reads "page".
+func (e *tableElement) headerReadsPage() bool {
+	for _, col := range e.columns {
+		if col.header.usesName("page") {
+			return true
+		}
+	}
+	return false
+}
+
+// rowsReadPage reports whether a cell of the rows reads "page".
+func (e *tableElement) rowsReadPage() bool {
+	for _, col := range e.columns {
+		if col.value.usesName("page") {
+			return true
+		}
+	}
+	return false
 }
 
 // totalBoxes lays out a subtotal or total row: the label in the first

@@ -203,11 +203,14 @@ func (t *Template) Render(ctx context.Context, w io.Writer, format Format, value
 	if format != PDF && format != XLSX {
 		return Stats{}, fmt.Errorf("render: unsupported format %q", format)
 	}
-	release, err := t.engine.memory.acquire(ctx, limits.Memory)
+	// The timeouts below start once the memory is reserved: waiting for
+	// other renders is not rendering.
+	res, err := t.engine.memory.acquire(ctx, t.reservationFor(format, values, limits), opts.Interactive, opts.MemoryWait)
 	if err != nil {
 		return Stats{}, err
 	}
-	defer release()
+	defer res.release()
+	ctx = context.WithValue(ctx, reservationKey{}, res)
 	switch format {
 	case PDF:
 		ctx, cancel := context.WithTimeout(ctx, limits.PDFTimeout)

@@ -17,7 +17,7 @@ type run struct {
 }
 
 func newRun(ctx context.Context, limits Limits) *run {
-	return &run{ctx: ctx, limits: limits, ev: newEvaluator(limits), mem: memoryMeter{budget: limits.Memory}}
+	return &run{ctx: ctx, limits: limits, ev: newEvaluator(limits), mem: memoryMeter{budget: limits.Memory, res: reservationOf(ctx)}}
 }
 
 // emitFunc draws one component instance in env.
