@@ -85,15 +85,9 @@ func (s *DocumentService) GenerateBatch(ctx context.Context, in BatchInput) (*Ba
 	if err != nil {
 		return nil, err
 	}
-	if in.Documents == nil {
-		return nil, ErrRequired("documents")
-	}
-	n := len(in.Documents)
-	if n == 0 {
-		return nil, ErrInvalid("documents", "documents must hold at least one document")
-	}
-	if n > MaxBatchDocuments {
-		return nil, (&Error{Code: ECodeBatchTooLarge, Message: "a batch holds at most 100 documents"}).WithInfo("field", "documents", "max", MaxBatchDocuments, "actual", n)
+	n, err := checkBatchSize(in.Documents)
+	if err != nil {
+		return nil, err
 	}
 	charge, plan, err := s.charge(ctx, p.TeamID)
 	if err != nil {
@@ -221,15 +215,9 @@ func (s *DocumentService) DryRunBatch(ctx context.Context, in BatchInput) (*Batc
 	if err != nil {
 		return nil, err
 	}
-	if in.Documents == nil {
-		return nil, ErrRequired("documents")
-	}
-	n := len(in.Documents)
-	if n == 0 {
-		return nil, ErrInvalid("documents", "documents must hold at least one document")
-	}
-	if n > MaxBatchDocuments {
-		return nil, (&Error{Code: ECodeBatchTooLarge, Message: "a batch holds at most 100 documents"}).WithInfo("field", "documents", "max", MaxBatchDocuments, "actual", n)
+	n, err := checkBatchSize(in.Documents)
+	if err != nil {
+		return nil, err
 	}
 	_, plan, err := s.charge(ctx, p.TeamID)
 	if err != nil {
@@ -306,4 +294,20 @@ func batchDocumentIssue(i int, d BatchDocument) *DryRunIssue {
 		return issue(err)
 	}
 	return nil
+}
+
+// checkBatchSize checks that a batch request holds 1 to MaxBatchDocuments
+// documents and returns how many.
+func checkBatchSize(docs []BatchDocument) (int, error) {
+	if docs == nil {
+		return 0, ErrRequired("documents")
+	}
+	n := len(docs)
+	if n == 0 {
+		return 0, ErrInvalid("documents", "documents must hold at least one document")
+	}
+	if n > MaxBatchDocuments {
+		return 0, (&Error{Code: ECodeBatchTooLarge, Message: "a batch holds at most 100 documents"}).WithInfo("field", "documents", "max", MaxBatchDocuments, "actual", n)
+	}
+	return n, nil
 }

@@ -79,14 +79,8 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	if err != nil {
 		return nil, err
 	}
-	if n := len(in.Variables); n > MaxVariablesSize {
-		return nil, (&Error{Code: ECodeVariablesTooLarge, Message: "variables exceed 1 MB"}).WithInfo("field", "variables", "maxBytes", MaxVariablesSize, "actualBytes", n)
-	}
-	vars, err := decodeObject("variables", in.Variables)
+	vars, err := in.decodeBody()
 	if err != nil {
-		return nil, err
-	}
-	if _, err := decodeObject("metadata", in.Metadata); err != nil {
 		return nil, err
 	}
 	ct, err := s.Templates.Compiled(t)
@@ -352,4 +346,20 @@ func (s *DocumentService) FindJobs(ctx context.Context, f JobFilter) ([]*JobView
 		views[i] = s.View(j)
 	}
 	return views, total, nil
+}
+
+// decodeBody checks a generate request's variables (at most 1 MB, an
+// object) and metadata (an object) and returns the variables.
+func (in GenerateInput) decodeBody() (map[string]any, error) {
+	if n := len(in.Variables); n > MaxVariablesSize {
+		return nil, (&Error{Code: ECodeVariablesTooLarge, Message: "variables exceed 1 MB"}).WithInfo("field", "variables", "maxBytes", MaxVariablesSize, "actualBytes", n)
+	}
+	vars, err := decodeObject("variables", in.Variables)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := decodeObject("metadata", in.Metadata); err != nil {
+		return nil, err
+	}
+	return vars, nil
 }

@@ -250,14 +250,8 @@ func (s *DocumentService) DryRun(ctx context.Context, in GenerateInput) (*DryRun
 	if err != nil {
 		return nil, err
 	}
-	if n := len(in.Variables); n > MaxVariablesSize {
-		return nil, (&Error{Code: ECodeVariablesTooLarge, Message: "variables exceed 1 MB"}).WithInfo("field", "variables", "maxBytes", MaxVariablesSize, "actualBytes", n)
-	}
-	vars, err := decodeObject("variables", in.Variables)
+	vars, err := in.decodeBody()
 	if err != nil {
-		return nil, err
-	}
-	if _, err := decodeObject("metadata", in.Metadata); err != nil {
 		return nil, err
 	}
 	_, plan, err := s.charge(ctx, p.TeamID)

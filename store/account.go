@@ -150,16 +150,7 @@ func (db *DB) FindUsersToPurge(ctx context.Context, before time.Time) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return scanStrings(rows)
 }
 
 // PurgeUser erases an account whose deletion was requested before the given

@@ -331,16 +331,7 @@ func (db *DB) CancelPendingDeliveries(ctx context.Context, teamID, subscriptionI
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return scanStrings(rows)
 }
 
 // PendingDeliveries lists deliveries waiting for an attempt, without their
