@@ -19,7 +19,7 @@ func (db *DB) FindAccountByEmail(ctx context.Context, email string) (*app.User, 
 // UpdateUserProfile sets the fields given and returns the user.
 func (db *DB) UpdateUserProfile(ctx context.Context, id string, upd app.ProfileUpdate, now time.Time) (*app.User, error) {
 	var u *app.User
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		var err error
 		u, err = scanUser(tx.QueryRowContext(ctx, `UPDATE users SET name = COALESCE(?, name), timezone = COALESCE(?, timezone),
 			pending_email = COALESCE(?, pending_email), updated_at = ? WHERE id = ? AND deleted_at IS NULL RETURNING `+userReadCols,
@@ -31,7 +31,7 @@ func (db *DB) UpdateUserProfile(ctx context.Context, id string, upd app.ProfileU
 
 // ConfirmEmailChange makes the pending address the user's verified email.
 func (db *DB) ConfirmEmailChange(ctx context.Context, id, email string, now time.Time) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE users SET email = ?, email_verified = 1, pending_email = '', updated_at = ?
 			WHERE id = ? AND pending_email = ? AND deleted_at IS NULL`, email, ms(now), id, email)
 		if isUnique(err, "email") {
@@ -49,7 +49,7 @@ func (db *DB) ConfirmEmailChange(ctx context.Context, id, email string, now time
 
 // ChangeUserPassword sets the hash and ends every existing session.
 func (db *DB) ChangeUserPassword(ctx context.Context, id, hash string, now time.Time) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ?, sessions_valid_from = ?, updated_at = ?
 			WHERE id = ? AND deleted_at IS NULL`, hash, ms(now), ms(now), id)
 		if err != nil {
@@ -62,7 +62,7 @@ func (db *DB) ChangeUserPassword(ctx context.Context, id, hash string, now time.
 	})
 }
 
-func revokeRefreshTokens(ctx context.Context, tx *sql.Tx, userID string, now time.Time) error {
+func revokeRefreshTokens(ctx context.Context, tx *Tx, userID string, now time.Time) error {
 	_, err := tx.ExecContext(ctx, `UPDATE refresh_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL`, ms(now), userID)
 	return err
 }
@@ -94,7 +94,7 @@ func (db *DB) FindEmailPreferences(ctx context.Context, id string) (*app.EmailPr
 // UpdateEmailPreferences sets the flags given and returns all three.
 func (db *DB) UpdateEmailPreferences(ctx context.Context, id string, in app.EmailPreferencesInput, now time.Time) (*app.EmailPreferences, error) {
 	var p *app.EmailPreferences
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		var err error
 		p, err = scanPreferences(tx.QueryRowContext(ctx, `UPDATE users SET marketing_emails = COALESCE(?, marketing_emails),
 			product_updates = COALESCE(?, product_updates), weekly_digest = COALESCE(?, weekly_digest), updated_at = ?
@@ -113,7 +113,7 @@ func (db *DB) SetUserAvatar(ctx context.Context, id, url string, now time.Time) 
 // RequestUserDeletion marks the account pending deletion, revokes its
 // refresh tokens and deactivates every API key it created.
 func (db *DB) RequestUserDeletion(ctx context.Context, id, reason, reasonText string, now time.Time) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE users SET deleted_at = ?, deletion_reason = ?, deletion_reason_text = ?, updated_at = ?
 			WHERE id = ? AND deleted_at IS NULL`, ms(now), reason, reasonText, ms(now), id)
 		if err != nil {
@@ -158,7 +158,7 @@ func (db *DB) FindUsersToPurge(ctx context.Context, before time.Time) ([]string,
 // a tombstone without personal data, so records that name the user (jobs,
 // templates, activity) keep a valid reference; the address is freed.
 func (db *DB) PurgeUser(ctx context.Context, id string, before, now time.Time) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE id = ? AND deleted_at IS NOT NULL AND deleted_at <= ? AND purged_at IS NULL`,
 			id, ms(before)).Scan(&n); err != nil || n == 0 {
@@ -190,7 +190,7 @@ func (db *DB) PurgeUser(ctx context.Context, id string, before, now time.Time) e
 // is deleted; a team they own passes to the longest-standing admin (else
 // member, else viewer) whose account is live, or is deleted when nobody is
 // left; the feed of every shared team records member_left.
-func leaveTeams(ctx context.Context, tx *sql.Tx, userID string, now time.Time) error {
+func leaveTeams(ctx context.Context, tx *Tx, userID string, now time.Time) error {
 	type membership struct {
 		teamID, role string
 		personal     bool

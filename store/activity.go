@@ -12,10 +12,10 @@ var _ app.ActivityStore = (*DB)(nil)
 
 // CreateActivity appends an event to a team's feed.
 func (db *DB) CreateActivity(ctx context.Context, a *app.Activity) error {
-	return db.tx(ctx, func(tx *sql.Tx) error { return insertActivity(ctx, tx, a) })
+	return db.tx(ctx, func(tx *Tx) error { return insertActivity(ctx, tx, a) })
 }
 
-func insertActivity(ctx context.Context, tx *sql.Tx, a *app.Activity) error {
+func insertActivity(ctx context.Context, tx *Tx, a *app.Activity) error {
 	var target app.ActivityUser
 	if a.Target != nil {
 		target = *a.Target

@@ -40,7 +40,7 @@ func slotOf(t time.Time) int64   { return t.UnixMilli() / 3600000 }
 func slotCeil(t time.Time) int64 { return (t.UnixMilli() + 3599999) / 3600000 }
 
 // countJob adds an ended job to the hourly counters (inside FinishJob).
-func countJob(ctx context.Context, tx *sql.Tx, j *app.Job) error {
+func countJob(ctx context.Context, tx *Tx, j *app.Job) error {
 	var dur int64
 	var n int
 	if j.DurationMS != nil {

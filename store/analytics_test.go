@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"testing"
 	"time"
@@ -17,7 +16,7 @@ func seedJobs(tb testing.TB, db *DB, teamID string, n int) {
 	ctx := context.Background()
 	now := time.Now()
 	for done := 0; done < n; {
-		err := db.tx(ctx, func(tx *sql.Tx) error {
+		err := db.tx(ctx, func(tx *Tx) error {
 			stmt, err := tx.PrepareContext(ctx, `INSERT INTO jobs (id, team_id, template_id, status, format, priority, created_at, completed_at, duration_ms)
 				VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)`)
 			if err != nil {

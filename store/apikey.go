@@ -41,7 +41,7 @@ func scanKey(row scanner) (*app.APIKey, error) {
 // plan's key count (active or not) is ERR_PLAN_002.
 func (db *DB) CreateAPIKey(ctx context.Context, k *app.APIKey) error {
 	perms, _ := json.Marshal(k.Permissions)
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		if err := checkPlanCount(ctx, tx, k.TeamID, app.ResourceAPIKeys, `SELECT COUNT(*) FROM api_keys WHERE team_id = ?`, k.TeamID); err != nil {
 			return err
 		}
@@ -104,7 +104,7 @@ func (db *DB) FindAPIKeys(ctx context.Context, f app.KeyFilter) ([]*app.APIKey, 
 // UpdateAPIKey applies the given fields and returns the key.
 func (db *DB) UpdateAPIKey(ctx context.Context, teamID, id string, upd app.KeyUpdate, now time.Time) (*app.APIKey, error) {
 	var k *app.APIKey
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		sets, args := []string{"updated_at = ?"}, []any{ms(now)}
 		if upd.Name != nil {
 			sets, args = append(sets, "name = ?"), append(args, *upd.Name)

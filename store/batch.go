@@ -28,7 +28,7 @@ func scanBatch(row scanner) (*app.Batch, error) {
 
 // CreateBatch inserts a batch and its jobs and pays for them, in one transaction.
 func (db *DB) CreateBatch(ctx context.Context, charge *app.Charge, b *app.Batch, jobs []*app.Job) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO batches (`+batchCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			b.ID, b.TeamID, b.TemplateID, b.Format, b.Status, b.Total, b.Completed, b.Failed, ms(b.CreatedAt), msPtr(b.CompletedAt)); err != nil {
 			return err

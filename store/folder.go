@@ -37,7 +37,7 @@ func nameTaken(kind, name string) error {
 
 // CreateGroup inserts a folder or category.
 func (db *DB) CreateGroup(ctx context.Context, g *app.TemplateGroup) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO template_groups (id, team_id, kind, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
 			g.ID, g.TeamID, g.Kind, g.Name, ms(g.CreatedAt), ms(g.UpdatedAt))
 		if isUnique(err, "name") {
@@ -83,7 +83,7 @@ func (db *DB) FindGroups(ctx context.Context, teamID, kind string, pg app.Page) 
 // RenameGroup renames a team's folder or category.
 func (db *DB) RenameGroup(ctx context.Context, teamID, kind, id, name string, now time.Time) (*app.TemplateGroup, error) {
 	var g *app.TemplateGroup
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		if _, err := findGroup(ctx, tx, teamID, kind, id); err != nil {
 			return err
 		}
@@ -103,7 +103,7 @@ func (db *DB) RenameGroup(ctx context.Context, teamID, kind, id, name string, no
 // DeleteGroup removes a folder (its templates leave it) or a category (its
 // templates lose it).
 func (db *DB) DeleteGroup(ctx context.Context, teamID, kind, id string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		if _, err := findGroup(ctx, tx, teamID, kind, id); err != nil {
 			return err
 		}
@@ -125,7 +125,7 @@ func (db *DB) DeleteGroup(ctx context.Context, teamID, kind, id string) error {
 // under categoryIDs (added, or replacing theirs) and returns the ids it applied to.
 func (db *DB) SetTemplateCategories(ctx context.Context, teamID string, templateIDs, categoryIDs []string, replace bool, now time.Time) ([]string, error) {
 	var done []string
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		done = nil
 		for _, id := range templateIDs {
 			res, err := tx.ExecContext(ctx, `UPDATE templates SET updated_at = ? WHERE team_id = ? AND id = ? AND deleted_at IS NULL`, ms(now), teamID, id)

@@ -64,7 +64,7 @@ func (db *DB) findInvitations(ctx context.Context, where string, now time.Time, 
 // that members plus live pending invitations are below the plan's member
 // count (ERR_PLAN_002).
 func (db *DB) CreateInvitation(ctx context.Context, inv *app.Invitation, now time.Time) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM members m JOIN users u ON u.id = m.user_id
 			WHERE m.team_id = ? AND u.email = ?`, inv.TeamID, inv.Email).Scan(&n); err != nil {
@@ -113,7 +113,7 @@ func (db *DB) FindInvitationsByEmail(ctx context.Context, email string, now time
 // a change to a smaller plan).
 func (db *DB) AcceptInvitation(ctx context.Context, id, userID string, now time.Time) (*app.Member, error) {
 	var m *app.Member
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		inv, err := scanInvitation(tx.QueryRowContext(ctx, `SELECT `+invitationCols+invitationFrom+
 			`WHERE i.id = ? AND t.deleted_at IS NULL`, id), now)
 		if err != nil {

@@ -61,7 +61,7 @@ func nullJSON(raw json.RawMessage) any {
 // CreateJobs inserts job records and pays for them (charge may be nil) in
 // one transaction.
 func (db *DB) CreateJobs(ctx context.Context, charge *app.Charge, jobs ...*app.Job) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		if err := insertJobs(ctx, tx, jobs); err != nil {
 			return err
 		}
@@ -69,7 +69,7 @@ func (db *DB) CreateJobs(ctx context.Context, charge *app.Charge, jobs ...*app.J
 	})
 }
 
-func insertJobs(ctx context.Context, tx *sql.Tx, jobs []*app.Job) error {
+func insertJobs(ctx context.Context, tx *Tx, jobs []*app.Job) error {
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
@@ -134,7 +134,7 @@ func (db *DB) FindJobs(ctx context.Context, f app.JobFilter) ([]*app.Job, int, e
 // StartJob marks a job processing unless it already ended.
 func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (*app.Job, bool, error) {
 	var j *app.Job
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		var err error
 		j, err = scanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET status = 'processing', started_at = ?, attempts = attempts + 1
 			WHERE id = ? AND status IN ('pending', 'processing') RETURNING `+jobCols, ms(now), id))
@@ -155,7 +155,7 @@ func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events 
 		info = mustJSON(r.ErrorInfo)
 	}
 	var out app.FinishOutcome
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		out = app.FinishOutcome{}
 		j, err := scanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET status = ?, error = ?, error_code = ?, error_info = ?, file_path = ?,
 			file_size = ?, completed_at = ?, expires_at = ?, duration_ms = ? WHERE id = ? AND status = 'processing' RETURNING `+jobCols,
@@ -194,7 +194,7 @@ func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events 
 // countInBatch counts a job's end (completed or failed) in its batch and
 // ends the batch with its last job, returning the batch and its jobs when it
 // ended (nil when it goes on).
-func countInBatch(ctx context.Context, tx *sql.Tx, batchID, status string, at time.Time) (*app.Batch, []*app.Job, error) {
+func countInBatch(ctx context.Context, tx *Tx, batchID, status string, at time.Time) (*app.Batch, []*app.Job, error) {
 	col := "failed"
 	if status == app.StatusCompleted {
 		col = "completed"
@@ -223,7 +223,7 @@ func countInBatch(ctx context.Context, tx *sql.Tx, batchID, status string, at ti
 // its batch still ends, exactly once; the batch's event is stored with it.
 func (db *DB) DeleteJobs(ctx context.Context, teamID string, ids []string, now time.Time, events app.BatchEventBuilder) (app.DeleteOutcome, error) {
 	var out app.DeleteOutcome
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		out = app.DeleteOutcome{}
 		for _, id := range ids {
 			var status string
@@ -347,7 +347,7 @@ func (db *DB) ClearFile(ctx context.Context, id string) error {
 // whose jobs are all gone.
 func (db *DB) PurgeJobs(ctx context.Context, completedBefore, failedBefore time.Time) (int, error) {
 	var n int64
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE (status = 'completed' AND completed_at < ?) OR (status = 'failed' AND completed_at < ?)`,
 			ms(completedBefore), ms(failedBefore))
 		if err != nil {

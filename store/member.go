@@ -55,7 +55,7 @@ func (db *DB) FindMembers(ctx context.Context, teamID string, pg app.Page) ([]*a
 // UpdateMemberRole sets the role of a member other than the owner.
 func (db *DB) UpdateMemberRole(ctx context.Context, teamID, userID, role string, now time.Time) (*app.Member, error) {
 	var m *app.Member
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE members SET role = ? WHERE team_id = ? AND user_id = ? AND role != 'owner'`, role, teamID, userID)
 		if err != nil {
 			return err
@@ -73,7 +73,7 @@ func (db *DB) UpdateMemberRole(ctx context.Context, teamID, userID, role string,
 // API keys the member created for the team.
 func (db *DB) RemoveMember(ctx context.Context, teamID, userID string, now time.Time) (int, error) {
 	var keys int64
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM members WHERE team_id = ? AND user_id = ? AND role != 'owner'`, teamID, userID)
 		if err != nil {
 			return err
@@ -88,7 +88,7 @@ func (db *DB) RemoveMember(ctx context.Context, teamID, userID string, now time.
 }
 
 // deactivateKeys deactivates the active API keys matching where.
-func deactivateKeys(ctx context.Context, tx *sql.Tx, where string, now int64, args ...any) (int64, error) {
+func deactivateKeys(ctx context.Context, tx *Tx, where string, now int64, args ...any) (int64, error) {
 	res, err := tx.ExecContext(ctx, `UPDATE api_keys SET is_active = 0, updated_at = ? WHERE is_active = 1 AND `+where,
 		append([]any{now}, args...)...)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 // in the transaction that inserts the new row, and write transactions take
 // the write lock at BEGIN (one writer connection, _txlock=immediate), so two
 // concurrent creates are counted one after the other.
-func checkPlanCount(ctx context.Context, tx *sql.Tx, teamID, resource, count string, args ...any) error {
+func checkPlanCount(ctx context.Context, tx *Tx, teamID, resource, count string, args ...any) error {
 	var name string
 	err := tx.QueryRowContext(ctx, `SELECT plan FROM teams WHERE id = ?`, teamID).Scan(&name)
 	if errors.Is(err, sql.ErrNoRows) {

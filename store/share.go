@@ -30,7 +30,7 @@ func scanShare(row scanner) (*app.TemplateShare, error) {
 
 // CreateShare inserts a share; the team may hold one share per template.
 func (db *DB) CreateShare(ctx context.Context, sh *app.TemplateShare) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO template_shares (id, template_id, owner_team_id, target_team_id, permission, created_by,
 			created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 			sh.ID, sh.TemplateID, sh.OwnerTeamID, sh.TargetTeamID, sh.Permission, sh.CreatedBy, ms(sh.CreatedAt), ms(sh.UpdatedAt))
@@ -68,7 +68,7 @@ func (db *DB) FindShare(ctx context.Context, id string) (*app.TemplateShare, err
 // UpdateShare changes a share's permission.
 func (db *DB) UpdateShare(ctx context.Context, id, permission string, now time.Time) (*app.TemplateShare, error) {
 	var sh *app.TemplateShare
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE template_shares SET permission = ?, updated_at = ? WHERE id = ?`, permission, ms(now), id)
 		if err != nil {
 			return err
@@ -84,7 +84,7 @@ func (db *DB) UpdateShare(ctx context.Context, id, permission string, now time.T
 
 // DeleteShare removes a share.
 func (db *DB) DeleteShare(ctx context.Context, id string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM template_shares WHERE id = ?`, id)
 		if err != nil {
 			return err

@@ -26,8 +26,8 @@ var migrations embed.FS
 // at a time; queuing in Go beats busy-waiting in SQLite) and a reader pool.
 type DB struct {
 	Path  string
-	write *sql.DB
-	read  *sql.DB
+	write *pool
+	read  *pool
 }
 
 // Open opens (creating when needed) and migrates the database at path.
@@ -55,7 +55,7 @@ func open(ctx context.Context, path, upTo string) (*DB, error) {
 		return nil, err
 	}
 	r.SetMaxOpenConns(8)
-	db := &DB{Path: path, write: w, read: r}
+	db := &DB{Path: path, write: newPool(w), read: newPool(r)}
 	if err := db.migrate(ctx, upTo); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
@@ -172,16 +172,18 @@ func (db *DB) Backup(ctx context.Context, path string) error {
 }
 
 // tx runs fn in a write transaction.
-func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := db.write.BeginTx(ctx, nil)
+func (db *DB) tx(ctx context.Context, fn func(*Tx) error) error {
+	stx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
+	tx := &Tx{Tx: stx, pool: db.write}
+	defer tx.prepareMissed(context.WithoutCancel(ctx))
+	defer stx.Rollback()
 	if err := fn(tx); err != nil {
 		return err
 	}
-	return tx.Commit()
+	return stx.Commit()
 }
 
 // isUnique reports whether err is a UNIQUE constraint failure, optionally on
@@ -220,7 +222,7 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// querier is a *sql.DB or *sql.Tx.
+// querier is a pool or a *Tx.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row

@@ -11,7 +11,7 @@ import (
 
 var _ app.TeamStore = (*DB)(nil)
 
-func insertTeam(ctx context.Context, tx *sql.Tx, t *app.Team) error {
+func insertTeam(ctx context.Context, tx *Tx, t *app.Team) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO teams (id, name, slug, is_personal, owner_id, plan, credits, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		t.ID, t.Name, t.Slug, boolInt(t.IsPersonal), t.OwnerID, t.Plan, t.Credits, ms(t.CreatedAt), ms(t.UpdatedAt))
@@ -90,7 +90,7 @@ func (db *DB) updateTeam(ctx context.Context, query string, args ...any) error {
 
 // CreateTeam inserts a team and its owner's membership.
 func (db *DB) CreateTeam(ctx context.Context, t *app.Team) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		if err := insertTeam(ctx, tx, t); err != nil {
 			return err
 		}
@@ -130,7 +130,7 @@ func (db *DB) FindTeamsForUser(ctx context.Context, userID string, pg app.Page) 
 // UpdateTeam changes name and slug and returns the team.
 func (db *DB) UpdateTeam(ctx context.Context, id string, upd app.TeamUpdate, now time.Time) (*app.Team, error) {
 	var t *app.Team
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE teams SET name = COALESCE(?, name), slug = COALESCE(?, slug), updated_at = ?
 			WHERE id = ? AND deleted_at IS NULL`, upd.Name, upd.Slug, ms(now), id)
 		if isUnique(err, "slug") {
@@ -151,12 +151,12 @@ func (db *DB) UpdateTeam(ctx context.Context, id string, upd app.TeamUpdate, now
 // pending invitations are cancelled; its members and keys stop resolving
 // because every lookup skips deleted teams.
 func (db *DB) DeleteTeam(ctx context.Context, id string, now time.Time) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		return deleteTeam(ctx, tx, id, now)
 	})
 }
 
-func deleteTeam(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
+func deleteTeam(ctx context.Context, tx *Tx, id string, now time.Time) error {
 	res, err := tx.ExecContext(ctx, `UPDATE teams SET deleted_at = ?, updated_at = ?, slug = 'deleted-' || id
 		WHERE id = ? AND deleted_at IS NULL`, ms(now), ms(now), id)
 	if err != nil {

@@ -74,7 +74,7 @@ func mustJSON(v any) string {
 // numeric suffix, a taken name is ERR_TMPL_011, a team at its plan's template
 // count is ERR_PLAN_002.
 func (db *DB) CreateTemplate(ctx context.Context, t *app.Template) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		if err := checkPlanCount(ctx, tx, t.TeamID, app.ResourceTemplates,
 			`SELECT COUNT(*) FROM templates WHERE team_id = ? AND deleted_at IS NULL`, t.TeamID); err != nil {
 			return err
@@ -195,7 +195,7 @@ func (db *DB) FindTemplates(ctx context.Context, f app.TemplateFilter) ([]*app.T
 
 // UpdateTemplate writes the editable fields of a live template.
 func (db *DB) UpdateTemplate(ctx context.Context, t *app.Template) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE templates SET name = ?, slug = ?, description = ?, output_formats = ?, schema = ?,
 			variables = ?, constants = ?, calculated_variables = ?, folder_id = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL`,
 			t.Name, t.Slug, t.Description, mustJSON(t.OutputFormats), string(t.Schema), mustJSON(t.Variables), mustJSON(t.Constants),
@@ -219,7 +219,7 @@ func (db *DB) UpdateTemplate(ctx context.Context, t *app.Template) error {
 // their shares; versions, categories and jobs stay.
 func (db *DB) DeleteTemplates(ctx context.Context, teamID string, ids []string, by string, now time.Time) ([]string, error) {
 	var gone []string
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		gone = nil
 		for _, id := range ids {
 			res, err := tx.ExecContext(ctx, `UPDATE templates SET deleted_at = ?, deleted_by = ?, updated_at = ?

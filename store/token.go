@@ -24,7 +24,7 @@ func (db *DB) UseRefreshToken(ctx context.Context, hash string, now time.Time) (
 	bad := &app.Error{Code: app.ECodeBadRefreshToken, Message: "invalid or expired refresh token"}
 	var out *app.RefreshToken
 	var reused bool
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		var t app.RefreshToken
 		var expires, created int64
 		var used, revoked sql.NullInt64
@@ -76,7 +76,7 @@ func (db *DB) CreateEmailToken(ctx context.Context, t *app.EmailToken) error {
 // ConsumeEmailToken spends a live token of the given purpose.
 func (db *DB) ConsumeEmailToken(ctx context.Context, hash, purpose string, now time.Time) (*app.EmailToken, error) {
 	var t app.EmailToken
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		var expires, created int64
 		err := tx.QueryRowContext(ctx, `UPDATE email_tokens SET used_at = ?
 			WHERE hash = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?

@@ -30,7 +30,7 @@ func (db *DB) FindTwoFactor(ctx context.Context, userID string) (*app.TwoFactor,
 
 // StartTwoFactor stores a pending secret with new backup codes.
 func (db *DB) StartTwoFactor(ctx context.Context, userID, secret string, codeHashes []string, now time.Time) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		var enabled int
 		err := tx.QueryRowContext(ctx, `SELECT enabled FROM two_factor WHERE user_id = ?`, userID).Scan(&enabled)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -48,7 +48,7 @@ func (db *DB) StartTwoFactor(ctx context.Context, userID, secret string, codeHas
 	})
 }
 
-func replaceBackupCodes(ctx context.Context, tx *sql.Tx, userID string, codeHashes []string, now time.Time) error {
+func replaceBackupCodes(ctx context.Context, tx *Tx, userID string, codeHashes []string, now time.Time) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM backup_codes WHERE user_id = ?`, userID); err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func replaceBackupCodes(ctx context.Context, tx *sql.Tx, userID string, codeHash
 
 // EnableTwoFactor turns two-factor on, recording the step of the code used.
 func (db *DB) EnableTwoFactor(ctx context.Context, userID string, step int64, now time.Time) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE two_factor SET enabled = 1, last_step = ?, updated_at = ?
 			WHERE user_id = ? AND enabled = 0 AND last_step < ?`, step, ms(now), userID, step)
 		if err != nil {
@@ -105,12 +105,12 @@ func (db *DB) UseBackupCode(ctx context.Context, userID, hash string, now time.T
 
 // ReplaceBackupCodes discards every backup code and stores new ones.
 func (db *DB) ReplaceBackupCodes(ctx context.Context, userID string, codeHashes []string, now time.Time) error {
-	return db.tx(ctx, func(tx *sql.Tx) error { return replaceBackupCodes(ctx, tx, userID, codeHashes, now) })
+	return db.tx(ctx, func(tx *Tx) error { return replaceBackupCodes(ctx, tx, userID, codeHashes, now) })
 }
 
 // DisableTwoFactor turns two-factor off and forgets the secret and codes.
 func (db *DB) DisableTwoFactor(ctx context.Context, userID string, now time.Time) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		for _, q := range []string{`DELETE FROM two_factor WHERE user_id = ?`, `DELETE FROM backup_codes WHERE user_id = ?`} {
 			if _, err := tx.ExecContext(ctx, q, userID); err != nil {
 				return err

@@ -24,7 +24,7 @@ func (db *DB) FindUsage(ctx context.Context, teamID, month string) (app.UsageCou
 // chargeJobs pays for jobs inside the transaction that inserts them: from
 // the month's quota first, then from credits. Two concurrent requests are
 // serialized by SQLite's single writer, so they cannot overspend.
-func chargeJobs(ctx context.Context, tx *sql.Tx, c *app.Charge, jobs []*app.Job) error {
+func chargeJobs(ctx context.Context, tx *Tx, c *app.Charge, jobs []*app.Job) error {
 	if c == nil || len(jobs) == 0 {
 		return nil
 	}
@@ -71,7 +71,7 @@ func chargeJobs(ctx context.Context, tx *sql.Tx, c *app.Charge, jobs []*app.Job)
 }
 
 // refundJob gives a failed job's charge back, once.
-func refundJob(ctx context.Context, tx *sql.Tx, j *app.Job) error {
+func refundJob(ctx context.Context, tx *Tx, j *app.Job) error {
 	var how, month string
 	if err := tx.QueryRowContext(ctx, `SELECT charged, charge_month FROM jobs WHERE id = ?`, j.ID).Scan(&how, &month); err != nil {
 		return err

@@ -18,7 +18,7 @@ const userReadCols = userCols + `, pending_email, deleted_at, sessions_valid_fro
 
 // CreateUser inserts the user, the personal team and the owner membership.
 func (db *DB) CreateUser(ctx context.Context, u *app.User, team *app.Team) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO users (`+userCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			u.ID, u.Email, u.Name, u.PasswordHash, u.ProfilePictureURL, boolInt(u.EmailVerified), boolInt(u.TwoFactorEnabled),
 			u.Timezone, u.PersonalTeamID, ms(u.CreatedAt), ms(u.UpdatedAt))

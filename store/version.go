@@ -42,7 +42,7 @@ func scanVersion(row scanner) (*app.TemplateVersion, error) {
 	return &v, nil
 }
 
-func insertVersion(ctx context.Context, tx *sql.Tx, v *app.TemplateVersion) error {
+func insertVersion(ctx context.Context, tx *Tx, v *app.TemplateVersion) error {
 	var restored any
 	if v.RestoredFrom != nil {
 		restored = *v.RestoredFrom
@@ -56,7 +56,7 @@ func insertVersion(ctx context.Context, tx *sql.Tx, v *app.TemplateVersion) erro
 
 // publish records v (content taken from t) as t's next version and marks t
 // published, in tx.
-func publish(ctx context.Context, tx *sql.Tx, t *app.Template, v *app.TemplateVersion) error {
+func publish(ctx context.Context, tx *Tx, t *app.Template, v *app.TemplateVersion) error {
 	v.TemplateID, v.TeamID, v.Version = t.ID, t.TeamID, t.PublishedVersion+1
 	v.Name, v.Description, v.TemplateType, v.OutputFormats, v.Schema = t.Name, t.Description, t.TemplateType, t.OutputFormats, t.Schema
 	v.Variables, v.Constants, v.CalculatedVariables = t.Variables, t.Constants, t.CalculatedVariables
@@ -76,7 +76,7 @@ func publish(ctx context.Context, tx *sql.Tx, t *app.Template, v *app.TemplateVe
 	return nil
 }
 
-func liveTemplate(ctx context.Context, tx *sql.Tx, id string) (*app.Template, error) {
+func liveTemplate(ctx context.Context, tx *Tx, id string) (*app.Template, error) {
 	return scanTemplate(tx.QueryRowContext(ctx, `SELECT `+templateCols+` FROM templates t WHERE t.id = ? AND t.deleted_at IS NULL`, id))
 }
 
@@ -84,7 +84,7 @@ func liveTemplate(ctx context.Context, tx *sql.Tx, id string) (*app.Template, er
 // version, in one transaction; check may refuse.
 func (db *DB) PublishTemplate(ctx context.Context, templateID string, v *app.TemplateVersion, check func(*app.Template) error) (*app.Template, error) {
 	var t *app.Template
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		var err error
 		if t, err = liveTemplate(ctx, tx, templateID); err != nil {
 			return err
@@ -103,7 +103,7 @@ func (db *DB) PublishTemplate(ctx context.Context, templateID string, v *app.Tem
 // template and publishes it as the next version, in one transaction.
 func (db *DB) RestoreTemplateVersion(ctx context.Context, templateID string, from int, v *app.TemplateVersion) (*app.Template, error) {
 	var t *app.Template
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		var err error
 		if t, err = liveTemplate(ctx, tx, templateID); err != nil {
 			return err

@@ -86,7 +86,7 @@ func (db *DB) UpdateSubscription(ctx context.Context, teamID, id string, upd app
 
 // DeleteSubscription removes a subscription and its deliveries.
 func (db *DB) DeleteSubscription(ctx context.Context, teamID, id string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM webhook_subscriptions WHERE team_id = ? AND id = ?`, teamID, id)
 		if err != nil {
 			return err
@@ -102,7 +102,7 @@ func (db *DB) DeleteSubscription(ctx context.Context, teamID, id string) error {
 // insertEvents stores events in the outbox, except those no enabled
 // subscription of their team asks for: they would create no delivery, and
 // a team without webhooks should not keep every job's payload.
-func insertEvents(ctx context.Context, tx *sql.Tx, events []*app.Event) error {
+func insertEvents(ctx context.Context, tx *Tx, events []*app.Event) error {
 	wanted := map[string]map[string]bool{} // team -> event type -> wanted
 	for _, e := range events {
 		if wanted[e.TeamID] == nil {
@@ -125,7 +125,7 @@ func insertEvents(ctx context.Context, tx *sql.Tx, events []*app.Event) error {
 
 // subscribedEvents returns the event types the team's enabled
 // subscriptions ask for.
-func subscribedEvents(ctx context.Context, tx *sql.Tx, teamID string) (map[string]bool, error) {
+func subscribedEvents(ctx context.Context, tx *Tx, teamID string) (map[string]bool, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT events FROM webhook_subscriptions WHERE team_id = ? AND enabled = 1`, teamID)
 	if err != nil {
 		return nil, err
@@ -154,7 +154,7 @@ func subscribedEvents(ctx context.Context, tx *sql.Tx, teamID string) (map[strin
 // pruned) creates nothing.
 func (db *DB) DispatchEvent(ctx context.Context, e *app.Event, maxAttempts int, now time.Time) ([]*app.Delivery, error) {
 	var out []*app.Delivery
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		out = nil
 		var dispatched int
 		err := tx.QueryRowContext(ctx, `SELECT dispatched FROM events WHERE id = ?`, e.ID).Scan(&dispatched)
@@ -291,7 +291,7 @@ func (db *DB) RecordAttempt(ctx context.Context, id string, a app.Attempt) (*app
 		code = *a.StatusCode
 	}
 	var d *app.Delivery
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		var err error
 		d, err = scanDelivery(tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET attempts = ?, status = ?, status_code = ?,
 			response_time_ms = ?, error = ?, attempted_at = ?, next_retry_at = ? WHERE id = ? AND attempts = ? - 1 RETURNING `+deliveryCols,
@@ -307,7 +307,7 @@ func (db *DB) RecordAttempt(ctx context.Context, id string, a app.Attempt) (*app
 // RetryDelivery allows one more attempt of a failed delivery.
 func (db *DB) RetryDelivery(ctx context.Context, teamID, subscriptionID, id string, now time.Time) (*app.Delivery, error) {
 	var d *app.Delivery
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		cur, err := scanDelivery(tx.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE team_id = ? AND subscription_id = ? AND id = ?`,
 			teamID, subscriptionID, id))
 		if err != nil {
@@ -358,7 +358,7 @@ func (db *DB) PendingDeliveries(ctx context.Context) ([]*app.Delivery, error) {
 // failed) deliveries created before a time.
 func (db *DB) DeleteWebhookHistory(ctx context.Context, before time.Time) (int, error) {
 	n := 0
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		n = 0
 		for _, q := range []string{
 			`DELETE FROM events WHERE dispatched = 1 AND created_at < ?`,

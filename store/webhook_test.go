@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
@@ -75,7 +74,7 @@ func TestWebhookOutboxAndRetention(t *testing.T) {
 		return e
 	}
 	gen, failed := ev(app.EventDocumentGenerated, old), ev(app.EventDocumentFailed, old)
-	if err := db.tx(ctx, func(tx *sql.Tx) error { return insertEvents(ctx, tx, []*app.Event{gen, failed}) }); err != nil {
+	if err := db.tx(ctx, func(tx *Tx) error { return insertEvents(ctx, tx, []*app.Event{gen, failed}) }); err != nil {
 		t.Fatal(err)
 	}
 	pending, err := db.UndispatchedEvents(ctx, 10)
@@ -100,7 +99,7 @@ func TestWebhookOutboxAndRetention(t *testing.T) {
 	// A second, recent delivery that ends, and an old one still pending.
 	recent := ev(app.EventDocumentGenerated, time.Now().UTC())
 	stuck := ev(app.EventDocumentGenerated, old)
-	if err := db.tx(ctx, func(tx *sql.Tx) error { return insertEvents(ctx, tx, []*app.Event{recent, stuck}) }); err != nil {
+	if err := db.tx(ctx, func(tx *Tx) error { return insertEvents(ctx, tx, []*app.Event{recent, stuck}) }); err != nil {
 		t.Fatal(err)
 	}
 	recentDels, _ := db.DispatchEvent(ctx, recent, 1, recent.CreatedAt)

@@ -1,0 +1,148 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// maxCachedStatements bounds the statement cache of a pool: queries are
+// constant strings in this package, but a few are assembled (IN lists, sort
+// orders), and those must not grow it without end.
+const maxCachedStatements = 512
+
+// pool is a *sql.DB whose queries run as prepared statements kept for the
+// life of the pool. database/sql prepares every QueryContext anew, and
+// SQLite's parser (compiled from C by modernc.org/sqlite) was the largest
+// single cost of the generate path after system calls; a statement is now
+// parsed once per connection (docs/performance.md).
+type pool struct {
+	*sql.DB
+
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
+}
+
+func newPool(db *sql.DB) *pool { return &pool{DB: db, stmts: map[string]*sql.Stmt{}} }
+
+// stmt returns the cached statement for query, preparing it on first use;
+// nil when the cache is full (the caller runs the query unprepared). The
+// lock is not held while preparing: on the writer pool that waits for the
+// connection, which a transaction looking up its statements may hold.
+func (p *pool) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	p.mu.Lock()
+	s, ok := p.stmts[query]
+	full := len(p.stmts) >= maxCachedStatements
+	p.mu.Unlock()
+	if ok || full {
+		return s, nil
+	}
+	s, err := p.DB.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if prev, ok := p.stmts[query]; ok {
+		s.Close() // prepared twice at once; keep the first
+		return prev, nil
+	}
+	p.stmts[query] = s
+	return s, nil
+}
+
+// QueryContext runs query as a cached prepared statement.
+func (p *pool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	s, err := p.stmt(ctx, query)
+	if err != nil || s == nil {
+		return p.DB.QueryContext(ctx, query, args...)
+	}
+	return s.QueryContext(ctx, args...)
+}
+
+// QueryRowContext runs query as a cached prepared statement.
+func (p *pool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	s, err := p.stmt(ctx, query)
+	if err != nil || s == nil {
+		return p.DB.QueryRowContext(ctx, query, args...)
+	}
+	return s.QueryRowContext(ctx, args...)
+}
+
+// ExecContext runs query as a cached prepared statement.
+func (p *pool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	s, err := p.stmt(ctx, query)
+	if err != nil || s == nil {
+		return p.DB.ExecContext(ctx, query, args...)
+	}
+	return s.ExecContext(ctx, args...)
+}
+
+// Close closes the cached statements and the pool.
+func (p *pool) Close() error {
+	p.mu.Lock()
+	for q, s := range p.stmts {
+		s.Close()
+		delete(p.stmts, q)
+	}
+	p.mu.Unlock()
+	return p.DB.Close()
+}
+
+// lookup returns the cached statement for query, if any.
+func (p *pool) lookup(query string) *sql.Stmt {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stmts[query]
+}
+
+// Tx is a write transaction whose queries use the writer pool's cached
+// statements, bound to the transaction's connection (where they are already
+// prepared). A query not cached yet runs unprepared and is prepared after
+// the commit: the writer pool's one connection is the transaction's until
+// then, so preparing on the pool now would wait for itself.
+type Tx struct {
+	*sql.Tx
+	pool   *pool
+	missed []string
+}
+
+func (tx *Tx) cached(query string) *sql.Stmt {
+	s := tx.pool.lookup(query)
+	if s == nil {
+		tx.missed = append(tx.missed, query)
+	}
+	return s
+}
+
+// QueryContext runs query within the transaction.
+func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if s := tx.cached(query); s != nil {
+		return tx.Tx.StmtContext(ctx, s).QueryContext(ctx, args...)
+	}
+	return tx.Tx.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext runs query within the transaction.
+func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if s := tx.cached(query); s != nil {
+		return tx.Tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
+	}
+	return tx.Tx.QueryRowContext(ctx, query, args...)
+}
+
+// ExecContext runs query within the transaction.
+func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if s := tx.cached(query); s != nil {
+		return tx.Tx.StmtContext(ctx, s).ExecContext(ctx, args...)
+	}
+	return tx.Tx.ExecContext(ctx, query, args...)
+}
+
+// prepareMissed prepares, once the transaction has ended, the queries it
+// ran unprepared. Failures only mean the next run is unprepared too.
+func (tx *Tx) prepareMissed(ctx context.Context) {
+	for _, q := range tx.missed {
+		tx.pool.stmt(ctx, q)
+	}
+}
