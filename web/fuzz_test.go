@@ -24,6 +24,11 @@ func FuzzDecode(f *testing.F) {
 		func() any { return &app.KeyInput{} }, func() any { return &app.SignupInput{} }, func() any { return &app.LoginInput{} },
 		func() any { return &app.SubscriptionInput{} }, func() any { return &app.PreviewInput{} }, func() any { return &app.ValidateSchemaInput{} },
 		func() any { return &app.ValidateVariablesInput{} }, func() any { return &jobIDs{} },
+		func() any { return &app.KeyUpdate{} }, func() any { return &app.SubscriptionUpdate{} }, func() any { return &app.TemplateUpdate{} },
+		func() any { return &app.ShareInput{} }, func() any { return &app.GroupInput{} }, func() any { return &app.BulkCategoriesInput{} },
+		func() any { return &app.PublishInput{} }, func() any { return &app.TeamInput{} }, func() any { return &app.InviteInput{} },
+		func() any { return &app.RoleInput{} }, func() any { return &app.ChangePasswordInput{} }, func() any { return &app.DeleteAccountInput{} },
+		func() any { return &app.EmailPreferencesInput{} }, func() any { return &app.PasswordInput{} }, func() any { return &app.ProfileInput{} },
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, mk := range targets {

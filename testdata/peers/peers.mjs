@@ -136,7 +136,8 @@ function runFolio() {
   if (!existsSync(FOLIO)) throw new Error(`no folio binary at ${FOLIO}: go build -o folio . in the repository root`);
   const out = spawnSync(FOLIO, ['bench', '--json', '--scenarios', 'render,invoice', '--duration', '10s', '--examples', path.join(here, '..', 'templates')], { encoding: 'utf8', maxBuffer: 1 << 24 });
   if (out.status !== 0) throw new Error(`folio bench failed: ${out.stderr}`);
-  const rows = JSON.parse(out.stdout);
+  const parsed = JSON.parse(out.stdout);
+  const rows = Array.isArray(parsed) ? parsed : parsed.results;
   const by = (prefix) => rows.find((r) => r.scenario.startsWith(prefix));
   return { render: by('e'), invoice: by('a') };
 }
