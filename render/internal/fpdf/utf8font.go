@@ -242,6 +242,9 @@ func (pf *ParsedUTF8Font) parseMetrics(r *ttfReader) error {
 // the widths by rune.
 func (pf *ParsedUTF8Font) parseGlyphs(r *ttfReader) error {
 	pf.numGlyphs = r.u16(pf.tables["maxp"].off + 4)
+	if pf.numGlyphs == 0 {
+		return fmt.Errorf("%w: no glyphs (not even .notdef)", errFont)
+	}
 	loca, glyf := pf.tables["loca"], pf.tables["glyf"]
 	pf.loca = make([]int, pf.numGlyphs+1)
 	switch r.u16(pf.tables["head"].off + 50) {
@@ -472,6 +475,9 @@ func components(data []byte, fn func(off int)) {
 
 // glyph returns the outline data of glyph g (empty for none).
 func (pf *ParsedUTF8Font) glyph(g int) []byte {
+	if g < 0 || g+1 >= len(pf.loca) {
+		return nil
+	}
 	start, end := pf.loca[g], pf.loca[g+1]
 	if end <= start {
 		return nil
