@@ -313,8 +313,10 @@ func TestQueueStatsAndAnalytics(t *testing.T) {
 			ta.str("usage.last30Days") != "4" || ta.str("performance.successRate") != "75" || ta.str("performance.failedCount") != "1" || len(ta.get("trend").([]any)) != 1 {
 			t.Fatalf("template analytics = %s", ta.raw)
 		}
-		if avg, ok := ta.get("performance.avgGenerationTimeMs").(float64); !ok || avg <= 0 || avg > spent {
-			t.Fatalf("avgGenerationTimeMs %v, want above 0 and at most the %v ms the requests took: %s", ta.get("performance.avgGenerationTimeMs"), spent, ta.raw)
+		// Durations are recorded in whole milliseconds, so renders of these
+		// small documents may average 0 on a fast machine.
+		if avg, ok := ta.get("performance.avgGenerationTimeMs").(float64); !ok || avg < 0 || avg > spent {
+			t.Fatalf("avgGenerationTimeMs %v, want 0 to the %v ms the requests took: %s", ta.get("performance.avgGenerationTimeMs"), spent, ta.raw)
 		}
 	}
 	s.wantError(s.do("GET", "/api/templates/"+tpl.str("id")+"/analytics?period=2w", key, nil), 400, "ERR_VALID_003")
