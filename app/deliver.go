@@ -171,15 +171,7 @@ func (d *Deliverer) Start(ctx context.Context) (func(grace context.Context), err
 	return func(grace context.Context) {
 		cancel()
 		loops.Wait()
-		done := make(chan struct{})
-		go func() { attempts.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-grace.Done():
-			interrupt()
-			<-done
-		}
-		interrupt()
+		finishOrInterrupt(grace, &attempts, interrupt)
 	}, nil
 }
 

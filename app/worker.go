@@ -77,17 +77,24 @@ func (s *DocumentService) Start(ctx context.Context, n int) (stop func(grace con
 		once.Do(func() {
 			close(s.draining)
 			stopClaiming()
-			done := make(chan struct{})
-			go func() { wg.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-grace.Done():
-				interrupt()
-				<-done
-			}
-			interrupt()
+			finishOrInterrupt(grace, &wg, interrupt)
 		})
 	}, nil
+}
+
+// finishOrInterrupt lets the work wg counts finish until grace ends, then
+// interrupts what is left and waits for it to stop. Shutdown of the
+// document workers and of the webhook deliverer both end this way.
+func finishOrInterrupt(grace context.Context, wg *sync.WaitGroup, interrupt context.CancelFunc) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-grace.Done():
+		interrupt()
+		<-done
+	}
+	interrupt()
 }
 
 // WorkersRunning returns how many workers are taking jobs (0 once stopping).
