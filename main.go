@@ -647,6 +647,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	examples := fs.String("examples", "testdata/templates", "directory with invoice.json and invoice.vars.json")
 	workers := fs.Int("workers", runtime.NumCPU(), "document workers")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the scenarios to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -685,6 +686,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return func(ctx context.Context) (int, error) { return 1, f(ctx, io.Discard) }, nil
 		},
 		Progress: func(name string) { fmt.Fprintf(stderr, "running %s for %s...\n", name, *dur) },
+		Profile:  *cpuProfile,
 	})
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -29,11 +28,7 @@ var (
 type Bolt struct {
 	db  *bolt.DB
 	seq atomic.Uint64
-}
-
-type queueItem struct {
-	JobID      string `json:"j"`
-	LeaseUntil int64  `json:"l,omitempty"` // unix ms; 0 = not leased
+	q   *queue
 }
 
 // OpenBolt opens (creating when needed) the bbolt file with its buckets.
@@ -42,7 +37,7 @@ func OpenBolt(path string) (*Bolt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s (is another folio serving this data directory?): %w", path, err)
 	}
-	b := &Bolt{db: db}
+	b := &Bolt{db: db, q: newQueue()}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bucketQueue, bucketWebhooks, bucketRateLimit, bucketAuthLimit} {
 			bk, err := tx.CreateBucketIfNotExists(name)
@@ -66,11 +61,19 @@ func OpenBolt(path string) (*Bolt, error) {
 	if s := uint64(time.Now().UnixNano()); s > b.seq.Load() {
 		b.seq.Store(s)
 	}
+	if err := b.loadQueue(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	go b.commitQueue()
 	return b, nil
 }
 
-// Close closes the file.
-func (b *Bolt) Close() error { return b.db.Close() }
+// Close writes the queue's pending acknowledgements and closes the file.
+func (b *Bolt) Close() error {
+	b.stopQueue()
+	return b.db.Close()
+}
 
 // Ping checks that the file answers.
 func (b *Bolt) Ping() error {
@@ -85,105 +88,6 @@ func (b *Bolt) Ping() error {
 // Backup writes a consistent copy of the file to path.
 func (b *Bolt) Backup(path string) error {
 	return b.db.View(func(tx *bolt.Tx) error { return tx.CopyFile(path, 0o600) })
-}
-
-var _ app.Queue = (*Bolt)(nil)
-
-func queueKey(priority int, seq uint64) []byte {
-	k := make([]byte, 9)
-	k[0] = byte(min(max(priority, 0), 255))
-	binary.BigEndian.PutUint64(k[1:], seq)
-	return k
-}
-
-// Enqueue adds entries in one transaction; keys sort by priority then order.
-func (b *Bolt) Enqueue(_ context.Context, entries ...*app.QueueEntry) error {
-	return b.db.Update(func(tx *bolt.Tx) error {
-		bk := tx.Bucket(bucketQueue)
-		for _, e := range entries {
-			e.Key = queueKey(e.Priority, b.seq.Add(1))
-			v, _ := json.Marshal(queueItem{JobID: e.JobID})
-			if err := bk.Put(e.Key, v); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// Claim leases the first entry whose lease is absent or expired.
-func (b *Bolt) Claim(_ context.Context, now time.Time, lease time.Duration) (*app.QueueEntry, error) {
-	var out *app.QueueEntry
-	err := b.db.Update(func(tx *bolt.Tx) error {
-		bk := tx.Bucket(bucketQueue)
-		c := bk.Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			var it queueItem
-			if err := json.Unmarshal(v, &it); err != nil {
-				return fmt.Errorf("queue entry %x: %w", k, err)
-			}
-			if it.LeaseUntil > now.UnixMilli() {
-				continue
-			}
-			it.LeaseUntil = now.Add(lease).UnixMilli()
-			nv, _ := json.Marshal(it)
-			key := bytes.Clone(k)
-			if err := bk.Put(key, nv); err != nil {
-				return err
-			}
-			out = &app.QueueEntry{JobID: it.JobID, Priority: int(k[0]), Key: key}
-			return nil
-		}
-		return nil
-	})
-	return out, err
-}
-
-// Ack removes a finished entry.
-func (b *Bolt) Ack(_ context.Context, e *app.QueueEntry) error {
-	return b.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketQueue).Delete(e.Key) })
-}
-
-// JobIDs returns the job ids of every entry.
-func (b *Bolt) JobIDs(context.Context) (map[string]bool, error) {
-	ids := map[string]bool{}
-	err := b.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketQueue).ForEach(func(_, v []byte) error {
-			var it queueItem
-			if err := json.Unmarshal(v, &it); err != nil {
-				return err
-			}
-			ids[it.JobID] = true
-			return nil
-		})
-	})
-	return ids, err
-}
-
-// ReleaseLeases clears every lease and returns how many were held.
-func (b *Bolt) ReleaseLeases(context.Context) (int, error) {
-	n := 0
-	err := b.db.Update(func(tx *bolt.Tx) error {
-		bk := tx.Bucket(bucketQueue)
-		c := bk.Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			var it queueItem
-			if err := json.Unmarshal(v, &it); err != nil {
-				return err
-			}
-			if it.LeaseUntil == 0 {
-				continue
-			}
-			it.LeaseUntil = 0
-			nv, _ := json.Marshal(it)
-			if err := bk.Put(bytes.Clone(k), nv); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
-	})
-	return n, err
 }
 
 // removeIfExists deletes a file, ignoring a missing one.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +31,9 @@ type BenchConfig struct {
 	Fund func(teamID string) error
 	// Progress, when set, is told about each scenario as it starts.
 	Progress func(name string)
+	// Profile, when set, is the file a CPU profile of the scenarios (not
+	// of their setup) is written to.
+	Profile string
 }
 
 // Bench sets up an account, key and templates and runs the scenarios.
@@ -57,6 +61,17 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]Result, error) {
 	invoice, invoiceVars, err := loadInvoice(cfg.Examples)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Profile != "" {
+		f, err := os.Create(cfg.Profile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var results []Result
 	for _, name := range cfg.Scenarios {
