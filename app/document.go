@@ -49,7 +49,7 @@ type DocumentService struct {
 	wake    chan struct{}
 	workers int
 	mu      sync.Mutex
-	waiters map[string][]chan struct{}
+	waiters map[string][]chan *Job
 
 	draining chan struct{} // closed when the workers stop
 	running  atomic.Int32  // live workers
@@ -113,8 +113,9 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	var ended *Job // the job as its end recorded it, when it ended while waited for
 	select {
-	case <-done:
+	case ended = <-done:
 	case <-timer.C:
 	case <-ctx.Done():
 	case <-s.drain():
@@ -123,14 +124,15 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 		// state now.
 		if cur, err := s.Jobs.FindJobForWorker(context.WithoutCancel(ctx), j.ID); err == nil && cur.Status == StatusProcessing {
 			select {
-			case <-done:
+			case ended = <-done:
 			case <-timer.C:
 			case <-ctx.Done():
 			}
 		}
 	}
-	j, err = s.Jobs.FindJobForWorker(context.WithoutCancel(ctx), j.ID)
-	if err != nil {
+	if ended != nil {
+		j = ended
+	} else if j, err = s.Jobs.FindJobForWorker(context.WithoutCancel(ctx), j.ID); err != nil {
 		return nil, err
 	}
 	if j.Status == StatusFailed && j.ErrorCode != "" {
@@ -285,19 +287,21 @@ func (s *DocumentService) Download(ctx context.Context, jobID, expires, signatur
 	return j, f, mod, nil
 }
 
-// wait registers interest in a job's end before the job can run.
-func (s *DocumentService) wait(id string) chan struct{} {
-	ch := make(chan struct{})
+// wait registers interest in a job's end before the job can run. The
+// channel receives the job as recorded at its end, or nil when it was
+// deleted.
+func (s *DocumentService) wait(id string) chan *Job {
+	ch := make(chan *Job, 1)
 	s.mu.Lock()
 	if s.waiters == nil {
-		s.waiters = make(map[string][]chan struct{})
+		s.waiters = make(map[string][]chan *Job)
 	}
 	s.waiters[id] = append(s.waiters[id], ch)
 	s.mu.Unlock()
 	return ch
 }
 
-func (s *DocumentService) unwait(id string, ch chan struct{}) {
+func (s *DocumentService) unwait(id string, ch chan *Job) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.waiters[id]
@@ -314,13 +318,15 @@ func (s *DocumentService) unwait(id string, ch chan struct{}) {
 	}
 }
 
-func (s *DocumentService) notify(id string) {
+// notify tells the waiters of a job that it ended (j, as recorded) or was
+// deleted (nil).
+func (s *DocumentService) notify(id string, j *Job) {
 	s.mu.Lock()
 	list := s.waiters[id]
 	delete(s.waiters, id)
 	s.mu.Unlock()
 	for _, ch := range list {
-		close(ch)
+		ch <- j
 	}
 }
 

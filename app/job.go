@@ -71,6 +71,8 @@ type JobResult struct {
 type FinishOutcome struct {
 	// Ended is false when the job had already ended (or was deleted).
 	Ended bool
+	// Job is the job as its end recorded it (when Ended).
+	Job *Job
 	// Batch is set when this job was the last of its batch to end.
 	Batch *Batch
 	// Events are the events stored with the end, to dispatch.

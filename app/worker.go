@@ -257,7 +257,7 @@ func (s *DocumentService) process(run context.Context, e *QueueEntry) error {
 		s.Webhooks.Dispatch(ctx, out.Events)
 	}
 	if out.Ended {
-		s.notify(j.ID)
+		s.notify(j.ID, out.Job)
 		s.Metrics.DocumentEnded(j.Format, res.Status, time.Since(start))
 		s.logger().Info("job ended", "job", j.ID, "team", j.TeamID, "status", res.Status, "format", j.Format,
 			"bytes", res.FileSize, "duration_ms", time.Since(start).Milliseconds(), "code", res.ErrorCode, "request_id", j.RequestID)

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"folio/app"
@@ -54,6 +56,9 @@ func (db *DB) CreateAPIKey(ctx context.Context, k *app.APIKey) error {
 
 // FindAPIKeyByID returns one of a team's keys.
 func (db *DB) FindAPIKeyByID(ctx context.Context, teamID, id string) (*app.APIKey, error) {
+	if err := db.flushTouches(ctx); err != nil {
+		return nil, err
+	}
 	return scanKey(db.read.QueryRowContext(ctx, `SELECT `+keyCols+` FROM api_keys WHERE team_id = ? AND id = ?`, teamID, id))
 }
 
@@ -67,6 +72,9 @@ var keySort = map[string]string{"createdAt": "created_at", "updatedAt": "updated
 
 // FindAPIKeys lists a team's keys with sorting, filter and pagination.
 func (db *DB) FindAPIKeys(ctx context.Context, f app.KeyFilter) ([]*app.APIKey, int, error) {
+	if err := db.flushTouches(ctx); err != nil {
+		return nil, 0, err
+	}
 	where, args := []string{"team_id = ?"}, []any{f.TeamID}
 	if f.IsActive != nil {
 		where, args = append(where, "is_active = ?"), append(args, boolInt(*f.IsActive))
@@ -136,13 +144,106 @@ func (db *DB) DeleteAPIKey(ctx context.Context, teamID, id string) error {
 	return nil
 }
 
-// TouchAPIKey counts one request and sets lastUsedAt.
-func (db *DB) TouchAPIKey(ctx context.Context, id string, now time.Time) error {
-	day := now.UTC().Format(time.DateOnly)
-	_, err := db.write.ExecContext(ctx, `UPDATE api_keys SET last_used_at = ?, total_requests = total_requests + 1,
-		requests_today = CASE WHEN requests_day = ? THEN requests_today + 1 ELSE 1 END, requests_day = ? WHERE id = ?`,
-		ms(now), day, day, id)
-	return err
+// TouchAPIKey counts one request and sets lastUsedAt. The count is kept in
+// memory and written with the next write transaction, whatever it is, or
+// within touchFlush (docs/decisions.md, API keys): a transaction of its own
+// on every authenticated request was one of the API path's largest costs.
+// Reads of keys write the pending counts first, so they are never stale.
+func (db *DB) TouchAPIKey(_ context.Context, id string, now time.Time) error {
+	db.touches.add(id, now)
+	return nil
+}
+
+// touchFlush bounds how long a key's counts wait for a write transaction.
+const touchFlush = time.Second
+
+// keyTouches are the request counts not yet written, by key and UTC day.
+type keyTouches struct {
+	mu      sync.Mutex
+	pending map[keyDay]*touchCount
+}
+
+type keyDay struct{ id, day string }
+
+type touchCount struct {
+	n    int64
+	last int64 // unix ms
+}
+
+func (t *keyTouches) add(id string, now time.Time) {
+	k := keyDay{id, now.UTC().Format(time.DateOnly)}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pending == nil {
+		t.pending = map[keyDay]*touchCount{}
+	}
+	c := t.pending[k]
+	if c == nil {
+		c = &touchCount{}
+		t.pending[k] = c
+	}
+	c.n++
+	c.last = max(c.last, ms(now))
+}
+
+// take removes and returns the pending counts.
+func (t *keyTouches) take() map[keyDay]*touchCount {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := t.pending
+	t.pending = nil
+	return m
+}
+
+// restore puts back counts whose transaction failed.
+func (t *keyTouches) restore(m map[keyDay]*touchCount) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pending == nil {
+		t.pending = map[keyDay]*touchCount{}
+	}
+	for k, c := range m {
+		if p := t.pending[k]; p != nil {
+			p.n += c.n
+			p.last = max(p.last, c.last)
+		} else {
+			t.pending[k] = c
+		}
+	}
+}
+
+func (t *keyTouches) any() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.pending) > 0
+}
+
+// writeTouches writes counts in tx, older days first so requestsToday ends
+// on the newest day.
+func writeTouches(ctx context.Context, tx *Tx, m map[keyDay]*touchCount) error {
+	keys := make([]keyDay, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b keyDay) int { return strings.Compare(a.day, b.day) })
+	for _, k := range keys {
+		c := m[k]
+		if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used_at = MAX(COALESCE(last_used_at, 0), ?), total_requests = total_requests + ?,
+			requests_today = CASE WHEN requests_day = ? THEN requests_today + ? ELSE ? END, requests_day = ? WHERE id = ?`,
+			c.last, c.n, k.day, c.n, c.n, k.day, k.id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flushTouches writes the pending counts, if any, in a transaction of
+// their own.
+func (db *DB) flushTouches(ctx context.Context) error {
+	if !db.touches.any() {
+		return nil
+	}
+	return db.tx(ctx, func(*Tx) error { return nil })
 }
 
 // CountKeyDocuments counts completed documents generated with a key.

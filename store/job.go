@@ -165,7 +165,7 @@ func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events 
 		} else if err != nil {
 			return err
 		}
-		out.Ended = true
+		out.Ended, out.Job = true, j
 		if err := countJob(ctx, tx, j); err != nil {
 			return err
 		}

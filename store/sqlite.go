@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite"
@@ -25,10 +26,17 @@ var migrations embed.FS
 // DB is the SQLite database: one writer connection (SQLite allows one writer
 // at a time; queuing in Go beats busy-waiting in SQLite) and a reader pool.
 type DB struct {
-	Path  string
-	write *pool
-	read  *pool
+	Path    string
+	write   *pool
+	read    *pool
+	touches keyTouches
+	stop    chan struct{} // ends the background flush
+	flushed chan struct{} // closed when it has ended
+	once    sync.Once
 }
+
+// readConns is the size of the reader pool.
+const readConns = 8
 
 // Open opens (creating when needed) and migrates the database at path.
 func Open(ctx context.Context, path string) (*DB, error) { return open(ctx, path, "") }
@@ -54,8 +62,13 @@ func open(ctx context.Context, path, upTo string) (*DB, error) {
 		w.Close()
 		return nil, err
 	}
-	r.SetMaxOpenConns(8)
-	db := &DB{Path: path, write: newPool(w), read: newPool(r)}
+	// Keep every reader open: database/sql keeps 2 idle by default, so
+	// concurrent reads opened fresh connections (each applying the pragmas
+	// and preparing its statements again) and closed them after use.
+	r.SetMaxOpenConns(readConns)
+	r.SetMaxIdleConns(readConns)
+	db := &DB{Path: path, write: newPool(w), read: newPool(r), stop: make(chan struct{}), flushed: make(chan struct{})}
+	go db.flushLoop()
 	if err := db.migrate(ctx, upTo); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
@@ -63,9 +76,31 @@ func open(ctx context.Context, path, upTo string) (*DB, error) {
 	return db, nil
 }
 
-// Close closes both pools.
+// flushLoop writes counts kept in memory (TouchAPIKey) that no write
+// transaction took within touchFlush.
+func (db *DB) flushLoop() {
+	defer close(db.flushed)
+	t := time.NewTicker(touchFlush)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.stop:
+			return
+		case <-t.C:
+			_ = db.flushTouches(context.Background()) // kept for the next try on failure
+		}
+	}
+}
+
+// Close writes what is kept in memory and closes both pools.
 func (db *DB) Close() error {
-	return errors.Join(db.read.Close(), db.write.Close())
+	var err error
+	db.once.Do(func() {
+		close(db.stop)
+		<-db.flushed
+		err = db.flushTouches(context.Background())
+	})
+	return errors.Join(err, db.read.Close(), db.write.Close())
 }
 
 // migrate applies every embedded migration not yet recorded, each in its own
@@ -180,10 +215,21 @@ func (db *DB) tx(ctx context.Context, fn func(*Tx) error) error {
 	tx := &Tx{Tx: stx, pool: db.write}
 	defer tx.prepareMissed(context.WithoutCancel(ctx))
 	defer stx.Rollback()
-	if err := fn(tx); err != nil {
-		return err
+	// Counts kept in memory ride along with whatever is written; they
+	// never make the transaction fail.
+	touches := db.touches.take()
+	if err := writeTouches(ctx, tx, touches); err != nil {
+		db.touches.restore(touches)
+		touches = nil
 	}
-	return stx.Commit()
+	err = fn(tx)
+	if err == nil {
+		err = stx.Commit()
+	}
+	if err != nil && len(touches) > 0 {
+		db.touches.restore(touches)
+	}
+	return err
 }
 
 // isUnique reports whether err is a UNIQUE constraint failure, optionally on

@@ -120,3 +120,59 @@ func TestJobStartsAndFinishesOnce(t *testing.T) {
 		t.Fatalf("job = %+v", got)
 	}
 }
+
+// Key usage counts are written with the next write transaction, by a read
+// of keys, or by Close, and never lost between them.
+func TestKeyTouchesAreWrittenLater(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "folio.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := mustUser(t, db, "keys@example.com")
+	day1 := time.Date(2026, 11, 24, 23, 59, 0, 0, time.UTC)
+	k := &app.APIKey{ID: app.NewID("key"), TeamID: u.PersonalTeamID, Name: "k", KeyType: "live", KeyPrefix: "p", Hash: "h1",
+		Permissions: []string{}, IsActive: true, CreatedBy: u.ID, CreatedAt: day1, UpdatedAt: day1}
+	if err := db.CreateAPIKey(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	count := func() (total, today int64, day string) {
+		var d string
+		if err := db.read.QueryRowContext(ctx, `SELECT total_requests, requests_today, requests_day FROM api_keys WHERE id = ?`, k.ID).Scan(&total, &today, &d); err != nil {
+			t.Fatal(err)
+		}
+		return total, today, d
+	}
+	db.TouchAPIKey(ctx, k.ID, day1)
+	db.TouchAPIKey(ctx, k.ID, day1)
+	day2 := day1.Add(2 * time.Minute)
+	db.TouchAPIKey(ctx, k.ID, day2)
+	if total, _, _ := count(); total != 0 {
+		t.Fatalf("written at once: %d", total)
+	}
+	// Any write transaction takes them along.
+	mustUser(t, db, "other@example.com")
+	if total, today, d := count(); total != 3 || today != 1 || d != "2026-11-25" {
+		t.Fatalf("after a write: total %d, today %d on %s; want 3, 1 on 2026-11-25", total, today, d)
+	}
+	// A read of the key writes pending counts first.
+	db.TouchAPIKey(ctx, k.ID, day2)
+	got, err := db.FindAPIKeyByID(ctx, k.TeamID, k.ID)
+	if err != nil || got.TotalRequests != 4 || got.RequestsToday != 2 || !got.LastUsedAt.Equal(day2) {
+		t.Fatalf("read: %+v %v", got, err)
+	}
+	// Close writes what is left.
+	db.TouchAPIKey(ctx, k.ID, day2)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db2, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	if got, err := db2.FindAPIKeyByID(ctx, k.TeamID, k.ID); err != nil || got.TotalRequests != 5 {
+		t.Fatalf("after Close: %+v %v", got, err)
+	}
+}
