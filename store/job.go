@@ -70,17 +70,12 @@ func (db *DB) CreateJobs(ctx context.Context, charge *app.Charge, jobs ...*app.J
 }
 
 func insertJobs(ctx context.Context, tx *Tx, jobs []*app.Job) error {
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
 	for _, j := range jobs {
 		var info any
 		if j.ErrorInfo != nil {
 			info = mustJSON(j.ErrorInfo)
 		}
-		if _, err := stmt.ExecContext(ctx, j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
 			nullJSON(j.Metadata), nullJSON(j.Variables), j.Priority, j.Error, j.ErrorCode, info, j.FilePath, j.FileSize,
 			j.APIKeyID, j.CreatedBy, j.Attempts, ms(j.CreatedAt), msPtr(j.StartedAt), msPtr(j.CompletedAt), msPtr(j.ExpiresAt), j.DurationMS,
 			j.TemplateVersion, j.RequestID); err != nil {

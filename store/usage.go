@@ -53,17 +53,12 @@ func chargeJobs(ctx context.Context, tx *Tx, c *app.Charge, jobs []*app.Job) err
 			return err
 		}
 	}
-	stmt, err := tx.PrepareContext(ctx, `UPDATE jobs SET charged = ?, charge_month = ? WHERE id = ?`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
 	for i, j := range jobs {
 		how := "quota"
 		if int64(i) >= fromQuota {
 			how = "credits"
 		}
-		if _, err := stmt.ExecContext(ctx, how, c.Month, j.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET charged = ?, charge_month = ? WHERE id = ?`, how, c.Month, j.ID); err != nil {
 			return err
 		}
 	}
