@@ -217,6 +217,13 @@ func (q *QRCode) encode(s *scratch, v *qrCodeVersion) {
 			len(l.path), len(cw)*8+v.numRemainderBits, v.version))
 	}
 	n := l.size
+	q.size = n
+	q.modules = make([]byte, n*n)
+	if l.bits != nil {
+		q.mask = l.chooseMaskBits(cw, q.Level, q.modules)
+		return
+	}
+
 	s.grid = grow(s.grid, n*n)
 	copy(s.grid, l.base)
 	path := l.path
@@ -246,7 +253,5 @@ func (q *QRCode) encode(s *scratch, v *qrCodeVersion) {
 		}
 	}
 
-	q.size = n
-	q.modules = make([]byte, n*n)
 	copy(q.modules, s.best)
 }

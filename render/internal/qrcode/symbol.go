@@ -33,6 +33,9 @@ type layout struct {
 	// format lists where each bit of the 15-bit format information goes, in
 	// upstream's order: module index and bit number (0 = least significant).
 	format [30]formatModule
+
+	// bits is the layout as bit strings, for versions up to 11.
+	bits *bitLayout
 }
 
 type formatModule struct {
@@ -294,6 +297,9 @@ func newLayout(version int) *layout {
 		if !u {
 			panic("qrcode: bug: data path misses a module")
 		}
+	}
+	if size <= maxBitSize {
+		m.bits = newBitLayout(m.layout)
 	}
 	return m.layout
 }
