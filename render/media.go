@@ -14,7 +14,8 @@ import (
 	"strings"
 
 	"github.com/boombuler/barcode/code128"
-	"github.com/skip2/go-qrcode"
+
+	"folio/render/internal/qrcode"
 )
 
 // Image bounds: an image may hold at most maxImagePixels pixels and
@@ -232,7 +233,9 @@ func (c *compiler) requiredText(path string, props object, key string) *textTemp
 	return c.compileText(path+"."+key, src)
 }
 
-// qrModules encodes text as a QR code, quiet zone included.
+// qrModules encodes text as a QR code, quiet zone included. The encoder is
+// a fork of github.com/skip2/go-qrcode that makes the same symbols, faster
+// (render/internal/qrcode/README.md).
 func qrModules(text string, level qrcode.RecoveryLevel) (bits [][]bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
