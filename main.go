@@ -648,14 +648,20 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	workers := fs.Int("workers", runtime.NumCPU(), "document workers")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the scenarios to this file")
+	keep := fs.String("data", "", "data directory to create and keep (default: a temp directory, removed at the end)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	data, err := os.MkdirTemp("", "folio-bench-")
-	if err != nil {
-		return err
+	data := *keep
+	if data == "" {
+		var err error
+		if data, err = os.MkdirTemp("", "folio-bench-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(data)
+	} else if err := os.Mkdir(data, 0o750); err != nil {
+		return fmt.Errorf("bench --data must name a new directory: %w", err)
 	}
-	defer os.RemoveAll(data)
 	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: data, Workers: *workers, DefaultPlan: "scale", Signup: "open", LogFormat: "text", RateLimits: "off"},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if err := m.Open(ctx); err != nil {
