@@ -48,6 +48,7 @@ type DocumentService struct {
 
 	wake    chan struct{}
 	workers int
+	checked sync.Map // job id -> checkedValues of a synchronous generate
 	mu      sync.Mutex
 	waiters map[string][]chan *Job
 
@@ -87,7 +88,8 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := ct.Values(vars); err != nil {
+	values, err := ct.Values(vars)
+	if err != nil {
 		return nil, variableError(err)
 	}
 	now := s.Now().UTC().Truncate(time.Millisecond) // as stored: the answer matches later reads
@@ -104,6 +106,11 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	}
 	done := s.wait(j.ID)
 	defer s.unwait(j.ID, done)
+	// The worker renders the values checked here unless the template
+	// changed meanwhile; only waited-for jobs leave them, so they never
+	// outlive the request.
+	s.checked.Store(j.ID, checkedValues{ct, values})
+	defer s.checked.Delete(j.ID)
 	if err := s.enqueue(ctx, j); err != nil {
 		return nil, err
 	}
@@ -352,6 +359,22 @@ func (s *DocumentService) FindJobs(ctx context.Context, f JobFilter) ([]*JobView
 		views[i] = s.View(j)
 	}
 	return views, total, nil
+}
+
+// checkedValues are a synchronous generate's variables as its request
+// checked them, for the worker to render without decoding them again.
+type checkedValues struct {
+	tpl    *render.Template
+	values map[string]any
+}
+
+// takeChecked returns the values the request of job id checked against tpl.
+func (s *DocumentService) takeChecked(id string, tpl *render.Template) (map[string]any, bool) {
+	v, ok := s.checked.LoadAndDelete(id)
+	if !ok || v.(checkedValues).tpl != tpl {
+		return nil, false
+	}
+	return v.(checkedValues).values, true
 }
 
 // decodeBody checks a generate request's variables (at most 1 MB, an

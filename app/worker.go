@@ -291,14 +291,16 @@ func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
 		}
 		return fail(ECodeSchemaInvalid, "template schema is invalid", nil)
 	}
-	vars, err := decodeObject("variables", j.Variables)
-	if err != nil {
-		return fail(ECodeInvalidField, "variables must be a JSON object", nil)
-	}
-	values, err := ct.Values(vars)
-	if err != nil {
-		e := variableError(err).(*Error)
-		return fail(e.Code, e.Message, e.Info)
+	values, ok := s.takeChecked(j.ID, ct)
+	if !ok {
+		vars, err := decodeObject("variables", j.Variables)
+		if err != nil {
+			return fail(ECodeInvalidField, "variables must be a JSON object", nil)
+		}
+		if values, err = ct.Values(vars); err != nil {
+			e := variableError(err).(*Error)
+			return fail(e.Code, e.Message, e.Info)
+		}
 	}
 	// The engine applies the timeout once the render's memory is reserved:
 	// a job waiting behind other renders does not time out for it.
