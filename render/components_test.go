@@ -341,3 +341,33 @@ func TestHeaderTallerThanAThirdOfThePageIsCut(t *testing.T) {
 		t.Errorf("%d header rows shown, want the 10-14 that fit a third of the page", n)
 	}
 }
+
+// TestExampleInvoiceCodesScan reads the example invoice's payment QR code
+// (EPC format) and Code 128 barcode with an independent decoder, zbarimg,
+// from the page as pdftoppm draws it at 200 dpi.
+func TestExampleInvoiceCodesScan(t *testing.T) {
+	needTool(t, "pdftoppm")
+	needTool(t, "zbarimg")
+	ex, input := LoadExample(t, "invoice")
+	pdf := MustRender(t, MustCompile(t, ex.Definition), input, Options{})
+	dir := t.TempDir()
+	in := filepath.Join(dir, "invoice.pdf")
+	if err := os.WriteFile(in, pdf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("pdftoppm", "-png", "-r", "200", "-f", "1", "-l", "1", "-singlefile", in, filepath.Join(dir, "page")).CombinedOutput(); err != nil {
+		t.Fatalf("pdftoppm: %v: %s", err, b)
+	}
+	out, err := exec.Command("zbarimg", "-q", "--raw", "-Sdisable", "-Sqrcode.enable", filepath.Join(dir, "page.png")).Output()
+	if err != nil {
+		t.Fatalf("zbarimg found no QR code: %v", err)
+	}
+	want := "BCD\n002\n1\nSCT\nCOBADEFFXXX\nFolio Demo GmbH\nDE89370400440532013000\nEUR3530.14\n\n\nINV-2026-0042"
+	if got := strings.TrimRight(string(out), "\n"); got != want {
+		t.Errorf("QR code reads %q, want %q", got, want)
+	}
+	out, err = exec.Command("zbarimg", "-q", "-Sdisable", "-Scode128.enable", filepath.Join(dir, "page.png")).Output()
+	if err != nil || strings.TrimSpace(string(out)) != "CODE-128:INV-2026-0042" {
+		t.Errorf("barcode reads %q (%v), want CODE-128:INV-2026-0042", out, err)
+	}
+}

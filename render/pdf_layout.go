@@ -306,21 +306,8 @@ func (p *pdfWriter) layoutQR(c *component, e *qrElement, env map[string]any, w f
 	off := place(e.align, w, size)
 	return s.add(&box{w: w, h: size, after: blockAfter, draw: func(x, y float64) {
 		p.f.SetFillColor(0, 0, 0)
-		for r, row := range bits {
-			for c0 := 0; c0 < len(row); {
-				if !row[c0] {
-					c0++
-					continue
-				}
-				c1 := c0
-				for c1 < len(row) && row[c1] {
-					c1++
-				}
-				p.charge(rectOpBytes)
-				p.f.Rect(x+off+float64(c0)*m, y+float64(r)*m, float64(c1-c0)*m, m, "F")
-				c0 = c1
-			}
-		}
+		p.charge(int64(len(bits) * len(bits) * 2)) // at most a short rectangle per two modules
+		p.f.FillGrid(x+off, y, m, bits)
 	}})
 }
 
