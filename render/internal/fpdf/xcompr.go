@@ -6,7 +6,7 @@ package fpdf
 
 import (
 	"bytes"
-	"compress/zlib"
+	zlib "github.com/klauspost/compress/zlib"
 	"io"
 	"sync"
 )
