@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -61,7 +62,7 @@ func TestBenchCommandSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server and drives it for a second")
 	}
-	code, out, errOut := runCLI(t, "bench", "--duration", "1s", "--scenarios", "invoice", "--concurrency", "2", "--workers", "1", "--json")
+	code, out, errOut := runCLI(t, "bench", "--duration", "1s", "--scenarios", "invoice,batch", "--concurrency", "2", "--workers", "1", "--json")
 	if code != 0 {
 		t.Fatalf("bench exited %d: %s", code, errOut)
 	}
@@ -79,11 +80,16 @@ func TestBenchCommandSmoke(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &report); err != nil {
 		t.Fatalf("bench output is not JSON: %v\n%s", err, out)
 	}
-	if len(report.Results) != 1 {
-		t.Fatalf("%d results, want 1: %s", len(report.Results), out)
+	if len(report.Results) != 2 {
+		t.Fatalf("%d results, want 2: %s", len(report.Results), out)
 	}
-	r := report.Results[0]
-	if r.Documents <= 0 || r.Errors != 0 || r.DocsPerSecond <= 0 || r.P50ms <= 0 || r.P99ms < r.P50ms {
-		t.Fatalf("bench result = %+v", r)
+	for _, r := range report.Results {
+		if r.Documents <= 0 || r.Errors != 0 || r.DocsPerSecond <= 0 || r.P50ms <= 0 || r.P99ms < r.P50ms {
+			t.Fatalf("bench result = %+v", r)
+		}
+	}
+	// The batch ends when its batch.completed webhook arrives.
+	if b := report.Results[1]; !strings.HasPrefix(b.Scenario, "b batch") || b.Documents%100 != 0 {
+		t.Fatalf("batch result = %+v", b)
 	}
 }

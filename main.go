@@ -662,8 +662,17 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if err := os.Mkdir(data, 0o750); err != nil {
 		return fmt.Errorf("bench --data must name a new directory: %w", err)
 	}
-	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: data, Workers: *workers, DefaultPlan: "scale", Signup: "open", LogFormat: "text", RateLimits: "off"},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	hooks, err := client.StartReceiver()
+	if err != nil {
+		return err
+	}
+	defer hooks.Close()
+	caFile := filepath.Join(data, "bench-hooks-ca.pem")
+	if err := os.WriteFile(caFile, hooks.CAPEM, 0o600); err != nil {
+		return err
+	}
+	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: data, Workers: *workers, DefaultPlan: "scale", Signup: "open", LogFormat: "text", RateLimits: "off",
+		WebhookAllowPrivate: true, WebhookCA: caFile}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if err := m.Open(ctx); err != nil {
 		return err
 	}
@@ -680,6 +689,10 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	res, err := client.Bench(ctx, client.BenchConfig{
 		Client: c, Examples: *examples, Concurrency: *conc, Duration: *dur, Scenarios: strings.Split(*scen, ","),
 		Fund: func(team string) error { _, err := admin.AddCredits(ctx, team, 100_000_000); return err },
+		Verify: func(email string) error {
+			return (&app.AuthService{Users: m.DB, Now: time.Now}).VerifyEmailByAddress(ctx, email)
+		},
+		Hooks: hooks,
 		RenderOnly: func(def json.RawMessage, vars map[string]any) (client.Op, error) {
 			var t app.Template
 			if err := json.Unmarshal(def, &t); err != nil {

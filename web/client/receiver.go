@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -9,10 +10,12 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -23,9 +26,10 @@ type Receiver struct {
 	URL   string
 	CAPEM []byte
 
-	mu  sync.Mutex
-	got map[string][]string
-	srv *http.Server
+	mu      sync.Mutex
+	got     map[string][]string
+	batches map[string]chan string // batch id -> its end event, for WaitBatchEvent
+	srv     *http.Server
 }
 
 // StartReceiver listens on 127.0.0.1 with a fresh CA and leaf certificate.
@@ -52,7 +56,7 @@ func StartReceiver() (*Receiver, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Receiver{URL: "https://" + ln.Addr().String() + "/hooks", CAPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), got: map[string][]string{}}
+	r := &Receiver{URL: "https://" + ln.Addr().String() + "/hooks", CAPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), got: map[string][]string{}, batches: map[string]chan string{}}
 	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
 	go r.srv.Serve(ln)
 	return r, nil
@@ -62,8 +66,10 @@ func StartReceiver() (*Receiver, error) {
 func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
 	var e struct {
-		Data struct {
-			JobID string `json:"jobId"`
+		Event string `json:"event"`
+		Data  struct {
+			JobID   string `json:"jobId"`
+			BatchID string `json:"batchId"`
 		} `json:"data"`
 	}
 	if json.Unmarshal(body, &e) == nil && e.Data.JobID != "" {
@@ -71,7 +77,45 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.got[e.Data.JobID] = append(r.got[e.Data.JobID], req.Header.Get("X-Service-Event-Id"))
 		r.mu.Unlock()
 	}
+	if e.Data.BatchID != "" && strings.HasPrefix(e.Event, "batch.") {
+		select {
+		case r.batch(e.Data.BatchID) <- e.Event:
+		default: // a redelivery
+		}
+	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+func (r *Receiver) batch(id string) chan string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ch := r.batches[id]
+	if ch == nil {
+		ch = make(chan string, 1)
+		r.batches[id] = ch
+	}
+	return ch
+}
+
+// WaitBatchEvent waits for the event that ends batch id (batch.completed or
+// batch.failed) and returns its type.
+func (r *Receiver) WaitBatchEvent(ctx context.Context, id string, timeout time.Duration) (string, error) {
+	ch := r.batch(id)
+	defer func() {
+		r.mu.Lock()
+		delete(r.batches, id)
+		r.mu.Unlock()
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case ev := <-ch:
+		return ev, nil
+	case <-t.C:
+		return "", fmt.Errorf("no batch event for %s within %s", id, timeout)
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
 }
 
 // Delivered copies what arrived: job id -> event ids.

@@ -29,6 +29,11 @@ type BenchConfig struct {
 	RenderOnly func(def json.RawMessage, vars map[string]any) (Op, error)
 	// Fund gives the bench team enough credits for the run.
 	Fund func(teamID string) error
+	// Verify marks the bench account's email verified (webhooks need it).
+	Verify func(email string) error
+	// Hooks receives the webhooks that end the batch scenario's batches;
+	// the server must trust its CA and allow its loopback address.
+	Hooks *Receiver
 	// Progress, when set, is told about each scenario as it starts.
 	Progress func(name string)
 	// Profile, when set, is the file a CPU profile of the scenarios (not
@@ -39,9 +44,15 @@ type BenchConfig struct {
 // Bench sets up an account, key and templates and runs the scenarios.
 func Bench(ctx context.Context, cfg BenchConfig) ([]Result, error) {
 	c := cfg.Client
-	sess, err := c.Signup(ctx, fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano()), "bench password", "Bench")
+	email := fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano())
+	sess, err := c.Signup(ctx, email, "bench password", "Bench")
 	if err != nil {
 		return nil, fmt.Errorf("signup: %w", err)
+	}
+	if cfg.Verify != nil {
+		if err := cfg.Verify(email); err != nil {
+			return nil, fmt.Errorf("verify: %w", err)
+		}
 	}
 	jwt := c.WithToken(sess.AccessToken)
 	var key struct {
@@ -107,10 +118,26 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]Result, error) {
 			for i := range vars {
 				vars[i] = invoiceVars
 			}
+			// Time to batch.completed: the webhook, as a client would
+			// learn it (issue 12), else polling the batch every 5 ms.
+			if cfg.Hooks != nil {
+				if err := api.Do(ctx, "POST", "/api/v1/webhook-subscriptions", map[string]any{"url": cfg.Hooks.URL, "events": []string{"batch.completed", "batch.failed"}}, nil); err != nil {
+					return nil, fmt.Errorf("webhook subscription: %w", err)
+				}
+			}
 			op = func(ctx context.Context) (int, error) {
 				b, err := api.GenerateBatch(ctx, id, "pdf", vars)
 				if err != nil {
 					return 0, err
+				}
+				if cfg.Hooks != nil {
+					ev, err := cfg.Hooks.WaitBatchEvent(ctx, b.BatchID, time.Minute)
+					if err != nil {
+						return 0, err
+					}
+					if ev != "batch.completed" {
+						return 0, fmt.Errorf("batch %s: %s", b.BatchID, ev)
+					}
 				}
 				b, err = api.WaitBatch(ctx, b.BatchID, 5*time.Millisecond)
 				if err != nil {
