@@ -116,7 +116,8 @@ func (s *DocumentService) drain() <-chan struct{} {
 }
 
 // reconcile makes interrupted jobs runnable again at start-up, before any
-// worker runs: it releases the leases a killed process held, enqueues every
+// worker runs: it releases any lease the queue still holds (the bbolt queue
+// keeps leases in memory, so none survive a restart), enqueues every
 // pending or processing job without a queue entry (the job row is written
 // first, so a crash can leave a row without an entry), and removes the temp
 // files of writes a crash interrupted.

@@ -306,8 +306,7 @@ func (p *pdfWriter) layoutQR(c *component, e *qrElement, env map[string]any, w f
 	off := place(e.align, w, size)
 	return s.add(&box{w: w, h: size, after: blockAfter, draw: func(x, y float64) {
 		p.f.SetFillColor(0, 0, 0)
-		p.charge(int64(len(bits) * len(bits) * 2)) // at most a short rectangle per two modules
-		p.f.FillGrid(x+off, y, m, bits)
+		p.charge(int64(p.f.FillGrid(x+off, y, m, bits)))
 	}})
 }
 

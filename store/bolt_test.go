@@ -173,6 +173,8 @@ func TestConcurrentEnqueuesAreDurable(t *testing.T) {
 // brings the entry back (the worker then finds its job ended), and Close
 // writes it.
 func TestAckIsWrittenLazily(t *testing.T) {
+	defer func(d time.Duration) { ackFlush = d }(ackFlush)
+	ackFlush = time.Hour // no background flush between the steps
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "q.db")

@@ -35,7 +35,8 @@ import (
 
 // ackFlush is how often acknowledgements are written when no enqueue
 // carries them, and ackBatch how many make the committer write at once.
-const (
+// (variables for tests).
+var (
 	ackFlush = time.Second
 	ackBatch = 512
 )

@@ -215,12 +215,18 @@ func (db *DB) tx(ctx context.Context, fn func(*Tx) error) error {
 	tx := &Tx{Tx: stx, pool: db.write}
 	defer tx.prepareMissed(context.WithoutCancel(ctx))
 	defer stx.Rollback()
-	// Counts kept in memory ride along with whatever is written; they
-	// never make the transaction fail.
+	// Counts kept in memory ride along with whatever is written, in a
+	// savepoint: a failure to write them undoes them alone and keeps them
+	// for the next transaction.
 	touches := db.touches.take()
-	if err := writeTouches(ctx, tx, touches); err != nil {
-		db.touches.restore(touches)
-		touches = nil
+	if len(touches) > 0 {
+		if err := writeTouchesSavepoint(ctx, stx, tx, touches); err != nil {
+			db.touches.restore(touches)
+			touches = nil
+			if errors.Is(err, errTxGone) {
+				return err
+			}
+		}
 	}
 	err = fn(tx)
 	if err == nil {
@@ -230,6 +236,27 @@ func (db *DB) tx(ctx context.Context, fn func(*Tx) error) error {
 		db.touches.restore(touches)
 	}
 	return err
+}
+
+// errTxGone wraps a failure that ended the transaction itself.
+var errTxGone = errors.New("transaction rolled back")
+
+// writeTouchesSavepoint writes key usage counts inside a savepoint of tx,
+// rolled back to on failure; errTxGone when even that failed.
+func writeTouchesSavepoint(ctx context.Context, stx *sql.Tx, tx *Tx, touches map[keyDay]*touchCount) error {
+	if _, err := stx.ExecContext(ctx, `SAVEPOINT touches`); err != nil {
+		return fmt.Errorf("%w: %w", errTxGone, err)
+	}
+	werr := writeTouches(ctx, tx, touches)
+	if werr != nil {
+		if _, err := stx.ExecContext(ctx, `ROLLBACK TO touches`); err != nil {
+			return fmt.Errorf("%w: %w", errTxGone, err)
+		}
+	}
+	if _, err := stx.ExecContext(ctx, `RELEASE touches`); err != nil {
+		return fmt.Errorf("%w: %w", errTxGone, err)
+	}
+	return werr
 }
 
 // isUnique reports whether err is a UNIQUE constraint failure, optionally on

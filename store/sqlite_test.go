@@ -124,6 +124,8 @@ func TestJobStartsAndFinishesOnce(t *testing.T) {
 // Key usage counts are written with the next write transaction, by a read
 // of keys, or by Close, and never lost between them.
 func TestKeyTouchesAreWrittenLater(t *testing.T) {
+	defer func(d time.Duration) { touchFlush = d }(touchFlush)
+	touchFlush = time.Hour // no background flush between the steps
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "folio.db")
 	db, err := Open(ctx, path)
@@ -162,6 +164,39 @@ func TestKeyTouchesAreWrittenLater(t *testing.T) {
 	if err != nil || got.TotalRequests != 4 || got.RequestsToday != 2 || !got.LastUsedAt.Equal(day2) {
 		t.Fatalf("read: %+v %v", got, err)
 	}
+	// Counts that cannot be written are undone alone, inside their
+	// savepoint: the transaction they rode on commits, and they are
+	// written once, later.
+	if _, err := db.write.ExecContext(ctx, `CREATE TRIGGER refuse_day3 BEFORE UPDATE ON api_keys WHEN NEW.requests_day = '2026-11-26'
+		BEGIN SELECT RAISE(ABORT, 'refused'); END`); err != nil {
+		t.Fatal(err)
+	}
+	db.TouchAPIKey(ctx, k.ID, day2)
+	db.TouchAPIKey(ctx, k.ID, day2.Add(24*time.Hour))
+	third := mustUser(t, db, "third@example.com")
+	if _, err := db.FindUserByID(ctx, third.ID); err != nil {
+		t.Fatalf("the transaction carrying failed counts did not commit: %v", err)
+	}
+	if total, today, d := count(); total != 4 || today != 2 || d != "2026-11-25" {
+		t.Fatalf("after a refused write: total %d, today %d on %s; want 4, 2 on 2026-11-25", total, today, d)
+	}
+	if _, err := db.write.ExecContext(ctx, `DROP TRIGGER refuse_day3`); err != nil {
+		t.Fatal(err)
+	}
+	if total, today, d := count(); total != 4 {
+		t.Fatalf("written before any transaction: %d %d %s", total, today, d)
+	}
+	mustUser(t, db, "fourth@example.com")
+	if total, today, d := count(); total != 6 || today != 1 || d != "2026-11-26" {
+		t.Fatalf("after the refusal ended: total %d, today %d on %s; want 6, 1 on 2026-11-26", total, today, d)
+	}
+	// A count from an earlier day written after a later one adds to the
+	// total and leaves the day alone.
+	db.TouchAPIKey(ctx, k.ID, day2)
+	mustUser(t, db, "fifth@example.com")
+	if total, today, d := count(); total != 7 || today != 1 || d != "2026-11-26" {
+		t.Fatalf("a late count from the day before: total %d, today %d on %s; want 7, 1 on 2026-11-26", total, today, d)
+	}
 	// Close writes what is left.
 	db.TouchAPIKey(ctx, k.ID, day2)
 	if err := db.Close(); err != nil {
@@ -172,7 +207,7 @@ func TestKeyTouchesAreWrittenLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db2.Close()
-	if got, err := db2.FindAPIKeyByID(ctx, k.TeamID, k.ID); err != nil || got.TotalRequests != 5 {
+	if got, err := db2.FindAPIKeyByID(ctx, k.TeamID, k.ID); err != nil || got.TotalRequests != 8 {
 		t.Fatalf("after Close: %+v %v", got, err)
 	}
 }

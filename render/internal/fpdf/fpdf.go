@@ -1176,8 +1176,8 @@ func (f *Fpdf) Rect(x, y, w, h float64, styleStr string) {
 // in module units: each run of set cells in a row is one rectangle of small
 // integers. (Folio: a QR code drawn with Rect cost four formatted
 // coordinates per run, and one fill per run left hairline seams between
-// rows in some viewers.)
-func (f *Fpdf) FillGrid(x, y, m float64, grid [][]bool) {
+// rows in some viewers.) It returns how many bytes of content it wrote.
+func (f *Fpdf) FillGrid(x, y, m float64, grid [][]bool) int {
 	b := make([]byte, 0, 64+len(grid)*len(grid)*2)
 	b = append(b, "q "...)
 	b = strconv.AppendFloat(b, m*f.k, 'f', 5, 64)
@@ -1209,6 +1209,7 @@ func (f *Fpdf) FillGrid(x, y, m float64, grid [][]bool) {
 	}
 	b = append(b, "f Q\n"...)
 	f.put(string(b))
+	return len(b)
 }
 
 // RoundedRect outputs a rectangle of width w and height h with the upper left
