@@ -138,14 +138,7 @@ func penaltyBits(rows, cols []uint64, n int) int {
 		p3 += finderPenalty(c, n, valid)
 	}
 
-	numModules := n * n
-	numDarkModuleDeviation := numModules/2 - dark
-	if numDarkModuleDeviation < 0 {
-		numDarkModuleDeviation *= -1
-	}
-	p4 := penaltyWeight4 * (numDarkModuleDeviation / (numModules / 20))
-
-	return p1 + p2*penaltyWeight2 + p3 + p4
+	return p1 + p2*penaltyWeight2 + p3 + penalty4(n, dark)
 }
 
 // runPenalty is upstream's penalty 1 for one line: a run of L >= 6 modules

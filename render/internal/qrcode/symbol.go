@@ -379,42 +379,10 @@ func penaltyScore(g []byte, n int) int {
 	// and the dark modules for penalty 4.
 	for y := 0; y < n; y++ {
 		row := g[y*n : y*n+n]
-
-		// Penalty 1: runs of 6 or more modules of one colour. Upstream's
-		// count: 4 for 6, then 1 more for each further module.
-		last := row[0]
-		count := 1
-		// Penalty 3: the 1:1:3:1:1 pattern with 4 light modules, in
-		// upstream's version of the rule (only the low 11 bits of its
-		// int16 buffer matter, so an uint32 behaves the same).
-		// One module never matches, so the checks start at the second.
-		bitBuffer := uint32(row[0])
-		dark += int(row[0])
-		for x := 1; x < n; x++ {
-			v := row[x]
+		l1, l3 := linePenalties(g, y*n, 1, n)
+		p1, p3 = p1+l1, p3+l3
+		for _, v := range row {
 			dark += int(v)
-			if v != last {
-				count = 1
-				last = v
-			} else {
-				count++
-				if count == 6 {
-					p1 += penaltyWeight1 + 1
-				} else if count > 6 {
-					p1++
-				}
-			}
-			bitBuffer = bitBuffer<<1 | uint32(v)
-			switch bitBuffer & 0x7ff {
-			case 0x05d, 0x5d0:
-				p3 += penaltyWeight3
-				bitBuffer = 0xFF
-			default:
-				if x == n-1 && (bitBuffer&0x7f) == 0x5d {
-					p3 += penaltyWeight3
-					bitBuffer = 0xFF
-				}
-			}
 		}
 
 		// Penalty 2: 2x2 blocks of one colour.
@@ -431,43 +399,58 @@ func penaltyScore(g []byte, n int) int {
 
 	// Columns: penalties 1 and 3.
 	for x := 0; x < n; x++ {
-		last := g[x]
-		count := 1
-		bitBuffer := uint32(last)
-		for y, i := 1, x+n; y < n; y, i = y+1, i+n {
-			v := g[i]
-			if v != last {
-				count = 1
-				last = v
-			} else {
-				count++
-				if count == 6 {
-					p1 += penaltyWeight1 + 1
-				} else if count > 6 {
-					p1++
-				}
+		l1, l3 := linePenalties(g, x, n, n)
+		p1, p3 = p1+l1, p3+l3
+	}
+	return p1 + p2*penaltyWeight2 + p3 + penalty4(n, dark)
+}
+
+// linePenalties returns penalties 1 and 3 along the n modules of g that
+// start at index first, stride apart (1: a row, n: a column).
+func linePenalties(g []byte, first, stride, n int) (p1, p3 int) {
+	// Penalty 1: runs of 6 or more modules of one colour. Upstream's
+	// count: 4 for 6, then 1 more for each further module.
+	last := g[first]
+	count := 1
+	// Penalty 3: the 1:1:3:1:1 pattern with 4 light modules, in
+	// upstream's version of the rule (only the low 11 bits of its
+	// int16 buffer matter, so an uint32 behaves the same).
+	// One module never matches, so the checks start at the second.
+	bitBuffer := uint32(last)
+	for i, at := 1, first+stride; i < n; i, at = i+1, at+stride {
+		v := g[at]
+		if v != last {
+			count = 1
+			last = v
+		} else {
+			count++
+			if count == 6 {
+				p1 += penaltyWeight1 + 1
+			} else if count > 6 {
+				p1++
 			}
-			bitBuffer = bitBuffer<<1 | uint32(v)
-			switch bitBuffer & 0x7ff {
-			case 0x05d, 0x5d0:
+		}
+		bitBuffer = bitBuffer<<1 | uint32(v)
+		switch bitBuffer & 0x7ff {
+		case 0x05d, 0x5d0:
+			p3 += penaltyWeight3
+			bitBuffer = 0xFF
+		default:
+			if i == n-1 && (bitBuffer&0x7f) == 0x5d {
 				p3 += penaltyWeight3
 				bitBuffer = 0xFF
-			default:
-				if y == n-1 && (bitBuffer&0x7f) == 0x5d {
-					p3 += penaltyWeight3
-					bitBuffer = 0xFF
-				}
 			}
 		}
 	}
+	return p1, p3
+}
 
-	// Penalty 4: the proportion of dark modules.
+// penalty4 is upstream's penalty for the share of dark modules.
+func penalty4(n, dark int) int {
 	numModules := n * n
 	numDarkModuleDeviation := numModules/2 - dark
 	if numDarkModuleDeviation < 0 {
 		numDarkModuleDeviation *= -1
 	}
-	p4 := penaltyWeight4 * (numDarkModuleDeviation / (numModules / 20))
-
-	return p1 + p2*penaltyWeight2 + p3 + p4
+	return penaltyWeight4 * (numDarkModuleDeviation / (numModules / 20))
 }
