@@ -199,3 +199,19 @@ func TestAckIsWrittenLazily(t *testing.T) {
 		t.Fatalf("after Close: %v, want only b", ids)
 	}
 }
+
+// BenchmarkEnqueueParallel enqueues from 8 goroutines per CPU: enqueues
+// that arrive during a commit share the next one.
+func BenchmarkEnqueueParallel(b *testing.B) {
+	ctx := context.Background()
+	q := mustBolt(b, filepath.Join(b.TempDir(), "q.db"))
+	b.SetParallelism(8)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := q.Enqueue(ctx, &app.QueueEntry{JobID: "j", Priority: 1}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
