@@ -65,7 +65,7 @@ func OpenBolt(path string) (*Bolt, error) {
 		db.Close()
 		return nil, err
 	}
-	go b.commitQueue()
+	go b.commitQueue(ackFlush)
 	return b, nil
 }
 

@@ -131,9 +131,9 @@ func (b *Bolt) Enqueue(ctx context.Context, entries ...*app.QueueEntry) error {
 // commitQueue is the committer: it writes waiting enqueues and
 // acknowledgements together, one transaction for all that arrived during
 // the previous one.
-func (b *Bolt) commitQueue() {
+func (b *Bolt) commitQueue(every time.Duration) {
 	defer close(b.q.done)
-	t := time.NewTicker(ackFlush)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		var batch []*enqueueReq

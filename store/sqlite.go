@@ -33,6 +33,11 @@ type DB struct {
 	stop    chan struct{} // ends the background flush
 	flushed chan struct{} // closed when it has ended
 	once    sync.Once
+
+	writes     chan *writeReq // to the writer goroutine
+	sendMu     sync.RWMutex   // held to send on writes; Close takes it to end sends
+	closed     bool           // under sendMu
+	writerDone chan struct{}  // closed when the writer has stopped
 }
 
 // readConns is the size of the reader pool.
@@ -67,8 +72,10 @@ func open(ctx context.Context, path, upTo string) (*DB, error) {
 	// and preparing its statements again) and closed them after use.
 	r.SetMaxOpenConns(readConns)
 	r.SetMaxIdleConns(readConns)
-	db := &DB{Path: path, write: newPool(w), read: newPool(r), stop: make(chan struct{}), flushed: make(chan struct{})}
-	go db.flushLoop()
+	db := &DB{Path: path, write: newPool(w), read: newPool(r), stop: make(chan struct{}), flushed: make(chan struct{}),
+		writes: make(chan *writeReq, maxGroup), writerDone: make(chan struct{})}
+	go db.writer()
+	go db.flushLoop(touchFlush)
 	if err := db.migrate(ctx, upTo); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
@@ -78,9 +85,9 @@ func open(ctx context.Context, path, upTo string) (*DB, error) {
 
 // flushLoop writes counts kept in memory (TouchAPIKey) that no write
 // transaction took within touchFlush.
-func (db *DB) flushLoop() {
+func (db *DB) flushLoop(every time.Duration) {
 	defer close(db.flushed)
-	t := time.NewTicker(touchFlush)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -99,6 +106,11 @@ func (db *DB) Close() error {
 		close(db.stop)
 		<-db.flushed
 		err = db.flushTouches(context.Background())
+		db.sendMu.Lock()
+		db.closed = true
+		db.sendMu.Unlock()
+		close(db.writes) // the writer runs what was sent, then stops
+		<-db.writerDone
 	})
 	return errors.Join(err, db.read.Close(), db.write.Close())
 }
@@ -206,14 +218,85 @@ func (db *DB) Backup(ctx context.Context, path string) error {
 	return err
 }
 
-// tx runs fn in a write transaction.
+// tx runs fn in a write transaction and returns once it is committed.
+// Calls that wait while another transaction runs are written together
+// (docs/decisions.md, Storage): one SQLite transaction, each call in a
+// savepoint of its own, so each still commits or rolls back alone, while
+// the pages they share (index leaves, counters) reach the WAL once.
 func (db *DB) tx(ctx context.Context, fn func(*Tx) error) error {
+	r := &writeReq{ctx: ctx, fn: fn, done: make(chan writeResult, 1)}
+	db.sendMu.RLock()
+	if db.closed {
+		db.sendMu.RUnlock()
+		return errDBClosed
+	}
+	db.writes <- r
+	db.sendMu.RUnlock()
+	res := <-r.done
+	if res.panic != nil {
+		panic(res.panic)
+	}
+	return res.err
+}
+
+// maxGroup bounds how many calls one transaction takes.
+const maxGroup = 64
+
+var errDBClosed = errors.New("store: the database is closed")
+
+type writeReq struct {
+	ctx  context.Context
+	fn   func(*Tx) error
+	done chan writeResult
+}
+
+type writeResult struct {
+	err   error
+	panic any // fn panicked: the caller panics with it
+}
+
+// writer runs the write transactions, grouping the calls that queued up
+// while the previous group ran.
+func (db *DB) writer() {
+	defer close(db.writerDone)
+	for r := range db.writes {
+		group := []*writeReq{r}
+	more:
+		for len(group) < maxGroup {
+			select {
+			case r, ok := <-db.writes:
+				if !ok {
+					break more
+				}
+				group = append(group, r)
+			default:
+				break more
+			}
+		}
+		db.runGroup(group)
+	}
+}
+
+// runGroup runs calls in one transaction. With one call its failure rolls
+// the transaction back, as ever; with several each runs in a savepoint.
+func (db *DB) runGroup(group []*writeReq) {
+	results := make([]writeResult, len(group))
+	finish := func(commitErr error) {
+		for i, r := range group {
+			if results[i].err == nil && results[i].panic == nil {
+				results[i].err = commitErr
+			}
+			r.done <- results[i]
+		}
+	}
+	ctx := context.Background()
 	stx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		finish(err)
+		return
 	}
 	tx := &Tx{Tx: stx, pool: db.write}
-	defer tx.prepareMissed(context.WithoutCancel(ctx))
+	defer tx.prepareMissed(ctx)
 	defer stx.Rollback()
 	// Counts kept in memory ride along with whatever is written, in a
 	// savepoint: a failure to write them undoes them alone and keeps them
@@ -224,18 +307,64 @@ func (db *DB) tx(ctx context.Context, fn func(*Tx) error) error {
 			db.touches.restore(touches)
 			touches = nil
 			if errors.Is(err, errTxGone) {
-				return err
+				finish(err)
+				return
 			}
 		}
 	}
-	err = fn(tx)
-	if err == nil {
-		err = stx.Commit()
+	restore := func() {
+		if len(touches) > 0 {
+			db.touches.restore(touches)
+		}
 	}
-	if err != nil && len(touches) > 0 {
-		db.touches.restore(touches)
+	if len(group) == 1 {
+		results[0] = call(group[0], tx)
+		if results[0].err != nil || results[0].panic != nil {
+			restore()
+			finish(nil)
+			return
+		}
+	} else {
+		for i, r := range group {
+			if err := r.ctx.Err(); err != nil {
+				results[i].err = err
+				continue
+			}
+			if _, err := stx.ExecContext(ctx, `SAVEPOINT call`); err != nil {
+				restore()
+				finish(fmt.Errorf("%w: %w", errTxGone, err))
+				return
+			}
+			results[i] = call(r, tx)
+			if results[i].err != nil || results[i].panic != nil {
+				if _, err := stx.ExecContext(ctx, `ROLLBACK TO call`); err != nil {
+					restore()
+					finish(fmt.Errorf("%w: %w", errTxGone, err))
+					return
+				}
+			}
+			if _, err := stx.ExecContext(ctx, `RELEASE call`); err != nil {
+				restore()
+				finish(fmt.Errorf("%w: %w", errTxGone, err))
+				return
+			}
+		}
 	}
-	return err
+	err = stx.Commit()
+	if err != nil {
+		restore()
+	}
+	finish(err)
+}
+
+// call runs one caller's fn, turning a panic into a result.
+func call(r *writeReq, tx *Tx) (res writeResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = writeResult{panic: p}
+		}
+	}()
+	return writeResult{err: r.fn(tx)}
 }
 
 // errTxGone wraps a failure that ended the transaction itself.

@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -209,5 +212,77 @@ func TestKeyTouchesAreWrittenLater(t *testing.T) {
 	defer db2.Close()
 	if got, err := db2.FindAPIKeyByID(ctx, k.TeamID, k.ID); err != nil || got.TotalRequests != 8 {
 		t.Fatalf("after Close: %+v %v", got, err)
+	}
+}
+
+// Write transactions that wait together run as one SQLite transaction, a
+// savepoint each: a call that fails or panics undoes only its own writes,
+// the others commit, and each caller gets its own outcome.
+func TestGroupedWritesKeepEachCallAtomic(t *testing.T) {
+	ctx := context.Background()
+	db := mustDB(t)
+	if _, err := db.write.ExecContext(ctx, `CREATE TABLE grouped (k TEXT PRIMARY KEY, v INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	// Hold the writer so that the calls below queue up into one group.
+	hold, release := make(chan struct{}), make(chan struct{})
+	go db.tx(ctx, func(*Tx) error { close(hold); <-release; return nil })
+	<-hold
+	insert := func(k string) func(*Tx) error {
+		return func(tx *Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO grouped (k, v) VALUES (?, 1)`, k)
+			return err
+		}
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	errBoom := errors.New("boom")
+	calls := []struct {
+		name string
+		ctx  context.Context
+		fn   func(*Tx) error
+		want string // "" ok, "err", "panic"
+	}{
+		{"a", ctx, insert("a"), ""},
+		{"b", ctx, func(tx *Tx) error { insert("b")(tx); return errBoom }, "err"},
+		{"c", ctx, func(tx *Tx) error { insert("c")(tx); panic("c panics") }, "panic"},
+		{"d", cancelled, insert("d"), "err"},
+		{"e", ctx, insert("e"), ""},
+		{"dup", ctx, insert("a"), "err"}, // violates the key a wrote in this same transaction
+	}
+	var wg sync.WaitGroup
+	got := make([]string, len(calls))
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					got[i] = "panic"
+				}
+			}()
+			if err := db.tx(c.ctx, c.fn); err != nil {
+				got[i] = "err"
+			}
+		}()
+		time.Sleep(5 * time.Millisecond) // queue in this order
+	}
+	close(release)
+	wg.Wait()
+	for i, c := range calls {
+		if got[i] != c.want {
+			t.Errorf("call %s: got %q, want %q", c.name, got[i], c.want)
+		}
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT k FROM grouped ORDER BY k`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := scanStrings(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(keys, ",") != "a,e" {
+		t.Fatalf("rows = %v, want a and e only", keys)
 	}
 }

@@ -115,24 +115,30 @@ func (tx *Tx) cached(query string) *sql.Stmt {
 	return s
 }
 
-// QueryContext runs query within the transaction.
+// QueryContext runs query within the transaction. The statements of a
+// transaction ignore cancellation: SQLite rolls back the whole transaction
+// when a write in it is interrupted, and a transaction carries the writes
+// of several callers (DB.tx).
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx = context.WithoutCancel(ctx)
 	if s := tx.cached(query); s != nil {
 		return tx.Tx.StmtContext(ctx, s).QueryContext(ctx, args...)
 	}
 	return tx.Tx.QueryContext(ctx, query, args...)
 }
 
-// QueryRowContext runs query within the transaction.
+// QueryRowContext runs query within the transaction (never cancelled).
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	ctx = context.WithoutCancel(ctx)
 	if s := tx.cached(query); s != nil {
 		return tx.Tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
 	}
 	return tx.Tx.QueryRowContext(ctx, query, args...)
 }
 
-// ExecContext runs query within the transaction.
+// ExecContext runs query within the transaction (never cancelled).
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = context.WithoutCancel(ctx)
 	if s := tx.cached(query); s != nil {
 		return tx.Tx.StmtContext(ctx, s).ExecContext(ctx, args...)
 	}

@@ -48,7 +48,9 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 	build   sync.Once // builds mux and handler; Serve and Routes may race
-	srv     *http.Server
+	srvMu   sync.Mutex
+	srv     *http.Server // under srvMu
+	stopped bool         // under srvMu: Shutdown or Close ran, Serve must not start
 
 	patterns []string // every route, for Routes
 }
@@ -127,7 +129,7 @@ func (s *Server) handle(pattern string, level access, fn handlerFunc) {
 
 // Serve serves HTTPS on ln until Shutdown. certs supplies the certificate.
 func (s *Server) Serve(ln net.Listener, cert func(*tls.ClientHelloInfo) (*tls.Certificate, error)) error {
-	s.srv = &http.Server{
+	srv := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: or(s.ReadHeaderTimeout, 10*time.Second),
 		ReadTimeout:       or(s.ReadTimeout, 60*time.Second),
@@ -140,11 +142,27 @@ func (s *Server) Serve(ln net.Listener, cert func(*tls.ClientHelloInfo) (*tls.Ce
 			GetCertificate: cert,
 		},
 	}
-	err := s.srv.ServeTLS(ln, "", "")
+	s.srvMu.Lock()
+	if s.stopped { // stopped before it started
+		s.srvMu.Unlock()
+		ln.Close()
+		return nil
+	}
+	s.srv = srv
+	s.srvMu.Unlock()
+	err := srv.ServeTLS(ln, "", "")
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
 	return err
+}
+
+// stop marks the server stopped and returns the running http.Server, if any.
+func (s *Server) stop() *http.Server {
+	s.srvMu.Lock()
+	defer s.srvMu.Unlock()
+	s.stopped = true
+	return s.srv
 }
 
 func or(d, def time.Duration) time.Duration {
@@ -156,16 +174,18 @@ func or(d, def time.Duration) time.Duration {
 
 // Shutdown stops accepting and waits for in-flight requests until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
-	if s.srv == nil {
+	srv := s.stop()
+	if srv == nil {
 		return nil
 	}
-	return s.srv.Shutdown(ctx)
+	return srv.Shutdown(ctx)
 }
 
 // Close closes every connection at once, for when Shutdown's grace ran out.
 func (s *Server) Close() error {
-	if s.srv == nil {
+	srv := s.stop()
+	if srv == nil {
 		return nil
 	}
-	return s.srv.Close()
+	return srv.Close()
 }
