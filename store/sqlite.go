@@ -279,7 +279,23 @@ func (db *DB) writer() {
 
 // runGroup runs calls in one transaction. With one call its failure rolls
 // the transaction back, as ever; with several each runs in a savepoint.
+// The key usage counts kept in memory ride along as one more call: when
+// they cannot be written they are undone alone and kept for the next group.
 func (db *DB) runGroup(group []*writeReq) {
+	if touches := db.touches.take(); len(touches) > 0 {
+		w := &writeReq{ctx: context.Background(), done: make(chan writeResult, 1),
+			fn: func(tx *Tx) error { return writeTouches(context.Background(), tx, touches) }}
+		db.runCalls(append([]*writeReq{w}, group...))
+		if res := <-w.done; res.err != nil || res.panic != nil {
+			db.touches.restore(touches)
+		}
+		return
+	}
+	db.runCalls(group)
+}
+
+// runCalls runs a group's calls in one transaction and answers each.
+func (db *DB) runCalls(group []*writeReq) {
 	results := make([]writeResult, len(group))
 	finish := func(commitErr error) {
 		for i, r := range group {
@@ -298,63 +314,42 @@ func (db *DB) runGroup(group []*writeReq) {
 	tx := &Tx{Tx: stx, pool: db.write}
 	defer tx.prepareMissed(ctx)
 	defer stx.Rollback()
-	// Counts kept in memory ride along with whatever is written, in a
-	// savepoint: a failure to write them undoes them alone and keeps them
-	// for the next transaction.
-	touches := db.touches.take()
-	if len(touches) > 0 {
-		if err := writeTouchesSavepoint(ctx, stx, tx, touches); err != nil {
-			db.touches.restore(touches)
-			touches = nil
-			if errors.Is(err, errTxGone) {
+	failed := func(i int) bool { return results[i].err != nil || results[i].panic != nil }
+	if len(group) == 1 {
+		if results[0] = call(group[0], tx); failed(0) {
+			finish(nil)
+			return
+		}
+		finish(stx.Commit())
+		return
+	}
+	savepoint := func(q string) error {
+		if _, err := stx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%w: %w", errTxGone, err)
+		}
+		return nil
+	}
+	for i, r := range group {
+		if err := r.ctx.Err(); err != nil {
+			results[i].err = err
+			continue
+		}
+		if err := savepoint(`SAVEPOINT call`); err != nil {
+			finish(err)
+			return
+		}
+		if results[i] = call(r, tx); failed(i) {
+			if err := savepoint(`ROLLBACK TO call`); err != nil {
 				finish(err)
 				return
 			}
 		}
-	}
-	restore := func() {
-		if len(touches) > 0 {
-			db.touches.restore(touches)
-		}
-	}
-	if len(group) == 1 {
-		results[0] = call(group[0], tx)
-		if results[0].err != nil || results[0].panic != nil {
-			restore()
-			finish(nil)
+		if err := savepoint(`RELEASE call`); err != nil {
+			finish(err)
 			return
 		}
-	} else {
-		for i, r := range group {
-			if err := r.ctx.Err(); err != nil {
-				results[i].err = err
-				continue
-			}
-			if _, err := stx.ExecContext(ctx, `SAVEPOINT call`); err != nil {
-				restore()
-				finish(fmt.Errorf("%w: %w", errTxGone, err))
-				return
-			}
-			results[i] = call(r, tx)
-			if results[i].err != nil || results[i].panic != nil {
-				if _, err := stx.ExecContext(ctx, `ROLLBACK TO call`); err != nil {
-					restore()
-					finish(fmt.Errorf("%w: %w", errTxGone, err))
-					return
-				}
-			}
-			if _, err := stx.ExecContext(ctx, `RELEASE call`); err != nil {
-				restore()
-				finish(fmt.Errorf("%w: %w", errTxGone, err))
-				return
-			}
-		}
 	}
-	err = stx.Commit()
-	if err != nil {
-		restore()
-	}
-	finish(err)
+	finish(stx.Commit())
 }
 
 // call runs one caller's fn, turning a panic into a result.
@@ -369,24 +364,6 @@ func call(r *writeReq, tx *Tx) (res writeResult) {
 
 // errTxGone wraps a failure that ended the transaction itself.
 var errTxGone = errors.New("transaction rolled back")
-
-// writeTouchesSavepoint writes key usage counts inside a savepoint of tx,
-// rolled back to on failure; errTxGone when even that failed.
-func writeTouchesSavepoint(ctx context.Context, stx *sql.Tx, tx *Tx, touches map[keyDay]*touchCount) error {
-	if _, err := stx.ExecContext(ctx, `SAVEPOINT touches`); err != nil {
-		return fmt.Errorf("%w: %w", errTxGone, err)
-	}
-	werr := writeTouches(ctx, tx, touches)
-	if werr != nil {
-		if _, err := stx.ExecContext(ctx, `ROLLBACK TO touches`); err != nil {
-			return fmt.Errorf("%w: %w", errTxGone, err)
-		}
-	}
-	if _, err := stx.ExecContext(ctx, `RELEASE touches`); err != nil {
-		return fmt.Errorf("%w: %w", errTxGone, err)
-	}
-	return werr
-}
 
 // isUnique reports whether err is a UNIQUE constraint failure, optionally on
 // an index whose columns mention col.
