@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -35,6 +36,11 @@ func TestMain(m *testing.M) {
 		case "retry-scheduled":
 			// Die the moment a failed attempt 1 has put attempt 2 in bbolt.
 			testHookDeliverer = func(d *app.Deliverer) { d.Queue = crashWhenRetryScheduled{d.Queue} }
+		case "poison":
+			// Die like a fatal runtime error (a stack overflow, which
+			// recover cannot catch) while rendering any job whose
+			// variables hold "poison".
+			testHookDocuments = func(s *app.DocumentService) { s.Jobs = crashOnPoison{s.Jobs} }
 		}
 		os.Exit(run(context.Background(), strings.Fields(args), os.Stdout, os.Stderr))
 	}
@@ -46,6 +52,17 @@ type crashBeforeDispatch struct{ app.WebhookStore }
 func (crashBeforeDispatch) DispatchEvent(context.Context, *app.Event, int, time.Time) ([]*app.Delivery, error) {
 	syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	select {}
+}
+
+type crashOnPoison struct{ app.JobStore }
+
+func (c crashOnPoison) StartJob(ctx context.Context, id string, now time.Time) (*app.Job, bool, error) {
+	j, ok, err := c.JobStore.StartJob(ctx, id, now)
+	if ok && j.Crashes < app.MaxJobCrashes && strings.Contains(string(j.Variables), "poison") {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+	return j, ok, err
 }
 
 type crashWhenRetryScheduled struct{ app.WebhookSchedule }
@@ -112,6 +129,14 @@ func startProc(t *testing.T, data, addr, logName string, extra ...string) *proc 
 // startProcEnv is startProc with extra environment variables.
 func startProcEnv(t *testing.T, env []string, data, addr, logName string, extra ...string) *proc {
 	t.Helper()
+	p := spawnProc(t, env, data, addr, logName, extra...)
+	p.waitListening(t, addr)
+	return p
+}
+
+// spawnProc starts `folio serve` in a child process without waiting for it.
+func spawnProc(t *testing.T, env []string, data, addr, logName string, extra ...string) *proc {
+	t.Helper()
 	logPath := filepath.Join(t.TempDir(), logName)
 	lf, err := os.Create(logPath)
 	if err != nil {
@@ -125,15 +150,28 @@ func startProcEnv(t *testing.T, env []string, data, addr, logName string, extra 
 		t.Fatal(err)
 	}
 	p := &proc{cmd: cmd, log: logPath}
-	t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("%s:\n%s", logName, b[max(0, len(b)-4000):])
+		}
+	})
+	return p
+}
+
+// waitListening waits until the child accepts connections on addr.
+func (p *proc) waitListening(t *testing.T, addr string) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
 			c.Close()
-			return p
+			return
 		}
 		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(logPath)
+			b, _ := os.ReadFile(p.log)
 			t.Fatalf("server did not start:\n%s", b)
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -551,4 +589,83 @@ func TestKill9DuringMigration(t *testing.T) {
 		t.Fatalf("job_stats after the interrupted migration: %d jobs, %d failed; want %d, %d", total, failed, n, n/10)
 	}
 	db.Close()
+}
+
+// TestPoisonJobIsQuarantined: a job that kills the process while it
+// renders (here from inside, with SIGKILL, as a stack overflow would) is
+// re-queued at every start from its row. Its first run and two retries
+// die; at the third restart it fails with ERR_JOB_009 and a
+// document.failed event instead of running again, and the server keeps
+// serving.
+func TestPoisonJobIsQuarantined(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test starts real processes")
+	}
+	rcv := startReceiver(t, false)
+	data, addr := t.TempDir(), freeAddr(t)
+	env := []string{"FOLIO_TEST_CRASH=poison"}
+	flags := []string{"--workers", "1", "--webhook-allow-private", "--webhook-ca", rcv.caFile}
+	p := startProcEnv(t, env, data, addr, "run0.log", flags...)
+	c := procClient(t, data, addr)
+	key, _, tpl := hookProc(t, c, data, rcv.url)
+	c.must(200, "POST", "/api/v1/webhook-subscriptions", key, map[string]any{"url": rcv.url, "events": []string{"document.failed"}})
+	// The worker may kill the process before the answer is written.
+	body := `{"templateId":"` + tpl.str("id") + `","format":"pdf","variables":{"number":"poison","customer":"c"}}`
+	req, _ := http.NewRequest("POST", c.URL()+"/api/v1/documents/generate?async=true", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	if res, err := c.client.Do(req); err == nil {
+		res.Body.Close()
+	}
+	p.waitKilled(t)
+	var jobID string
+	if err := openSQL(t, data).QueryRow(`SELECT id FROM jobs`).Scan(&jobID); err != nil {
+		t.Fatal(err)
+	}
+	job := resp{body: map[string]any{"jobId": jobID}}
+	for run := 1; run <= 2; run++ {
+		p = spawnProc(t, env, data, addr, fmt.Sprintf("run%d.log", run), flags...)
+		p.waitKilled(t) // the retry dies too, perhaps before it listens
+	}
+	var crashes int
+	if err := openSQL(t, data).QueryRow(`SELECT crashes FROM jobs WHERE id = ?`, job.str("jobId")).Scan(&crashes); err != nil || crashes != 2 {
+		t.Fatalf("crashes recorded before the last restart: %d, %v; want 2 (the third is found at the next start)", crashes, err)
+	}
+	p = startProcEnv(t, env, data, addr, "run3.log", flags...)
+	var st resp
+	waitUntil(t, 30*time.Second, "the poison job failed", func() bool {
+		st = c.must(200, "GET", "/api/v1/documents/jobs/"+job.str("jobId"), key, nil)
+		return st.str("status") == "failed"
+	})
+	if st.str("errorCode") != "ERR_JOB_009" || !strings.Contains(st.str("error"), "crashed the renderer 3 times") {
+		t.Fatalf("quarantined job: %s %q", st.str("errorCode"), st.str("error"))
+	}
+	// The receiver gets document.failed, once.
+	var failed []map[string]any
+	waitUntil(t, 30*time.Second, "document.failed was delivered", func() bool {
+		failed = nil
+		for _, r := range rcv.requests() {
+			var ev map[string]any
+			if json.Unmarshal(r.body, &ev) == nil && ev["event"] == "document.failed" {
+				failed = append(failed, ev)
+			}
+		}
+		return len(failed) > 0
+	})
+	if data, _ := failed[0]["data"].(map[string]any); len(failed) != 1 || data["jobId"] != job.str("jobId") || data["errorCode"] != "ERR_JOB_009" {
+		t.Fatalf("document.failed deliveries: %v", failed)
+	}
+	// The server is still up and renders other documents.
+	ok := c.must(200, "POST", "/api/v1/documents/generate", key, map[string]any{"templateId": tpl.str("id"), "format": "pdf",
+		"variables": map[string]any{"number": "INV-1", "customer": "c"}})
+	if ok.str("status") != "completed" {
+		t.Fatalf("next document: %s", ok.str("status"))
+	}
+	// And it stops cleanly.
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("graceful stop: %v", err)
+	}
 }

@@ -267,6 +267,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics,
 		Limits: c.Limits, GenerateWait: c.GenerateWait,
 	}
+	if testHookDocuments != nil {
+		testHookDocuments(docs)
+	}
 	authLimits := app.NewMemoryLimiter() // login and account throttles, kept in bbolt across restarts
 	if err := m.persistLimits(ctx, authLimits, m.Bolt.AuthLimits()); err != nil {
 		return err
@@ -324,6 +327,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	m.Logger.Info("folio serving", "url", c.BaseURL, "data", c.Data, "workers", c.Workers, "version", version)
 	return nil
 }
+
+// testHookDocuments lets tests wrap the document service's stores before
+// the workers start (nil outside tests).
+var testHookDocuments func(*app.DocumentService)
 
 // testHookDeliverer lets tests adjust or wrap the deliverer before it
 // starts (nil outside tests).

@@ -231,7 +231,7 @@ func variableError(err error) error {
 	if errors.As(err, &ve) {
 		return (&Error{Code: ECodeVariables, Message: ve.Error()}).WithInfo("errors", ve.Errors)
 	}
-	return err
+	return renderError(err, 0) // a limit a calculated variable reached, say
 }
 
 func cleanFilename(s string) string {

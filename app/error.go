@@ -88,6 +88,7 @@ const (
 	ECodeRenderTimeout        = "ERR_JOB_006"
 	ECodeStorage              = "ERR_JOB_007"
 	ECodeNotRetryable         = "ERR_JOB_008"
+	ECodeJobQuarantined       = "ERR_JOB_009"
 	ECodeBatchNotFound        = "ERR_BATCH_001"
 	ECodeSubscriptionNotFound = "ERR_WHK_001"
 	ECodeDeliveryNotFound     = "ERR_WHK_002"

@@ -42,10 +42,13 @@ type Job struct {
 	APIKeyID        string
 	CreatedBy       string
 	Attempts        int
-	DurationMS      *int64
-	CreatedAt       time.Time
-	StartedAt       *time.Time
-	CompletedAt     *time.Time
+	// Crashes counts the runs that began and never ended: the process
+	// died while rendering the job (see MaxJobCrashes).
+	Crashes     int
+	DurationMS  *int64
+	CreatedAt   time.Time
+	StartedAt   *time.Time
+	CompletedAt *time.Time
 	// ExpiresAt is when the file and its download link expire.
 	ExpiresAt *time.Time
 
@@ -126,7 +129,10 @@ type JobStore interface {
 	FindJobs(ctx context.Context, f JobFilter) ([]*Job, int, error)
 	// StartJob moves a pending or processing job to processing and returns
 	// it; a job that already ended returns ok=false.
+	// A job found processing counts a crash: its previous run never ended.
 	StartJob(ctx context.Context, id string, now time.Time) (job *Job, ok bool, err error)
+	// ReleaseJob returns a processing job to pending (shutdown interrupted it).
+	ReleaseJob(ctx context.Context, id string) error
 	// FinishJob records the end of a processing job exactly once, and in the
 	// same transaction counts it in its batch, ending the batch with its last job.
 	// events (may be nil) builds the events stored in that transaction.

@@ -286,7 +286,9 @@ func (s *DocumentService) dryRender(ctx context.Context, t *Template, ct *render
 	if err != nil {
 		var ve *render.VariableError
 		if !errors.As(err, &ve) {
-			return c, err
+			e := renderError(err, 0)
+			c.Errors = append(c.Errors, DryRunIssue{Code: e.Code, Message: e.Message, Info: e.Info})
+			return c, nil
 		}
 		for _, v := range ve.Errors {
 			c.Errors = append(c.Errors, DryRunIssue{Code: ECodeVariables, Message: v.Message, Variable: v.Variable})

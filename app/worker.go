@@ -25,6 +25,11 @@ const (
 	// before the running server queues it again: younger ones may still be
 	// between their row write and their queue write.
 	OrphanAge = time.Minute
+	// MaxJobCrashes is how many runs of one job may end with the process
+	// dying (its first run and two retries); the next start fails the job
+	// instead of running it, so a document that crashes the renderer
+	// cannot keep the service down across restarts.
+	MaxJobCrashes = 3
 )
 
 // errInterrupted ends a job that shutdown stopped before it was recorded:
@@ -237,9 +242,22 @@ func (s *DocumentService) process(run context.Context, e *QueueEntry) error {
 		return nil // already ended (a redelivered entry): never done twice
 	}
 	start := time.Now()
-	res := s.run(run, j)
+	var res JobResult
+	if j.Crashes >= MaxJobCrashes {
+		s.logger().Error("job quarantined: the process died during each of its last runs", "job", j.ID, "team", j.TeamID,
+			"template", j.TemplateID, "crashes", j.Crashes)
+		res = JobResult{Status: StatusFailed, ErrorCode: ECodeJobQuarantined, CompletedAt: s.Now().UTC(),
+			Error:     fmt.Sprintf("the document crashed the renderer %d times (its first run and %d retries); it was stopped and will not run again", j.Crashes, MaxJobCrashes-1),
+			ErrorInfo: map[string]any{"crashes": j.Crashes}}
+	} else {
+		res = s.run(run, j)
+	}
 	if run.Err() != nil {
-		return errInterrupted // not a failure of the document: never recorded as one
+		// Not a failure of the document, nor a crash: it runs again.
+		if err := s.Jobs.ReleaseJob(ctx, j.ID); err != nil {
+			s.logger().Error("release interrupted job", "job", j.ID, "err", err)
+		}
+		return errInterrupted
 	}
 	res.DurationMS = time.Since(start).Milliseconds()
 	out, err := s.Jobs.FinishJob(ctx, j.ID, res, s.jobEvents)

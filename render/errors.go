@@ -57,7 +57,11 @@ type ExpressionError struct {
 	Path       string // where the expression sits, e.g. "schema.sections[0].components[1].props.content"
 	Expression string // the expression's source
 	Message    string
+	Err        error // the cause, when there is one (a *LimitError, say)
 }
+
+// Unwrap returns the cause.
+func (e *ExpressionError) Unwrap() error { return e.Err }
 
 // Error names the expression and why it failed.
 func (e *ExpressionError) Error() string {

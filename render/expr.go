@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"unsafe"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -123,6 +124,9 @@ func (ec *exprCompiler) compile(path, src string) (*expression, error) {
 	if err != nil {
 		return nil, errors.New(firstLine(err.Error()))
 	}
+	if names.env {
+		return nil, errors.New("$env is not available in templates: name the variables you need")
+	}
 	if names.reserved != "" {
 		return nil, fmt.Errorf("name %q is reserved", names.reserved)
 	}
@@ -184,6 +188,7 @@ type nameCollector struct {
 	funcs    map[string]bool // called names
 	calls    []string        // called names, in order
 	reserved string
+	env      bool // $env, the whole evaluation environment, is read
 }
 
 func (n *nameCollector) Visit(node *ast.Node) {
@@ -191,6 +196,12 @@ func (n *nameCollector) Visit(node *ast.Node) {
 	case *ast.IdentifierNode:
 		if strings.HasPrefix(x.Value, reservedPrefix) && n.reserved == "" {
 			n.reserved = x.Value
+		}
+		// $env would hand a template the environment itself: a map that
+		// holds the sandbox's budget and, once a calculated variable stores
+		// it, itself.
+		if x.Value == "$env" {
+			n.env = true
 		}
 		if n.seen == nil {
 			n.seen = map[string]bool{}
@@ -229,8 +240,12 @@ func (n *nameCollector) list() []string {
 
 // guardPatch rewrites the tree so that a missing path yields nil instead of
 // an error (every member access becomes optional), and so that every
-// operation that can grow a value or repeat runs through guardFunc, which
-// counts operations and caps value sizes.
+// operation that can grow a value or repeat, and every array or map
+// literal, runs through guardFunc, which counts operations, caps value
+// sizes, counts the bytes made and bounds how deeply values nest. Every
+// value an expression makes passes through it: the others are read from
+// the environment (whose values are bounded already) or are parts of
+// values that passed.
 type guardPatch struct{}
 
 func (guardPatch) Visit(node *ast.Node) {
@@ -240,7 +255,7 @@ func (guardPatch) Visit(node *ast.Node) {
 			x.Optional = true
 			*node = &ast.ChainNode{Node: x}
 		}
-	case *ast.BinaryNode, *ast.BuiltinNode:
+	case *ast.BinaryNode, *ast.BuiltinNode, *ast.ArrayNode, *ast.MapNode:
 		*node = guarded(x)
 	case *ast.CallNode:
 		if id, ok := x.Callee.(*ast.IdentifierNode); ok && id.Value == guardFunc {
@@ -264,7 +279,50 @@ type budget struct {
 	ops, maxOps int
 	maxString   int
 	maxItems    int
+	// bytes counts the size of every string and collection the
+	// evaluation makes, up to maxBytes. A collection counts everything it
+	// holds, as if written out: values may share parts (reduce(1..30,
+	// [#acc, #acc]) holds one array 2^30 times), and builtins that walk
+	// them (flatten, ==, string) cost that much.
+	bytes, maxBytes int64
+	// sizes caches what each collection seen measures, so that a
+	// collection built from earlier ones costs its length, not its size.
+	// Entries hold the value, which keeps its address from being reused
+	// within the evaluation.
+	sizes map[valueID]valueSize
 }
+
+// valueID identifies a slice or map by its data pointer and length.
+type valueID struct {
+	ptr uintptr
+	n   int
+	m   bool
+}
+
+// valueSize is what a value holds: how many levels of collections nest in
+// it and its size written out, in bytes.
+type valueSize struct {
+	v     any
+	depth int
+	size  int64
+}
+
+// Byte estimates of a collection's parts: an interface value, and a map
+// entry with its key.
+const (
+	elemBytes  = 16
+	entryBytes = 48
+)
+
+// reset starts a new evaluation.
+func (b *budget) reset() {
+	b.ops, b.bytes = 0, 0
+	clear(b.sizes)
+}
+
+// vmMemoryExceeded is what expr's VM panics with when its memory budget
+// runs out (a string, with no error type to match).
+const vmMemoryExceeded = "memory budget exceeded"
 
 var errNoBudget = errors.New("expression evaluated outside the sandbox")
 
@@ -287,6 +345,7 @@ func guard(params ...any) (any, error) {
 		if len(v) > b.maxString {
 			return nil, fmt.Errorf("text longer than %d bytes", b.maxString)
 		}
+		b.bytes += int64(len(v))
 	default:
 		rv := reflect.ValueOf(v)
 		switch rv.Kind() {
@@ -294,9 +353,108 @@ func guard(params ...any) (any, error) {
 			if rv.Len() > b.maxItems {
 				return nil, fmt.Errorf("collection larger than %d elements", b.maxItems)
 			}
+			m := b.measure(v, 0)
+			if m.depth > maxValueDepth {
+				return nil, fmt.Errorf("values nested more than %d levels deep", maxValueDepth)
+			}
+			b.bytes += m.size
 		}
 	}
+	if b.bytes > b.maxBytes {
+		return nil, newLimitError(LimitExpressionMemory, b.bytes, b.maxBytes)
+	}
 	return params[1], nil
+}
+
+// measure measures v, which sits level collections deep. Depths are
+// counted up to just past maxValueDepth and sizes up to just past the
+// byte budget: the walk stops there, so it costs at most what the
+// value would be allowed to hold.
+func (b *budget) measure(v any, level int) valueSize {
+	if level > maxValueDepth {
+		return valueSize{depth: 1}
+	}
+	var id valueID
+	switch x := v.(type) {
+	case nil, bool, int, float64:
+		return valueSize{size: 8}
+	case string:
+		return valueSize{size: int64(len(x))}
+	case []any:
+		if len(x) == 0 {
+			return valueSize{depth: 1}
+		}
+		id = valueID{ptr: uintptr(unsafe.Pointer(&x[0])), n: len(x)}
+	case map[string]any:
+		if len(x) == 0 {
+			return valueSize{depth: 1}
+		}
+		id = valueID{ptr: uintptr(reflect.ValueOf(x).UnsafePointer()), n: len(x), m: true}
+	default:
+		rv := reflect.ValueOf(v)
+		switch rv.Kind() {
+		case reflect.Slice, reflect.Map:
+			if rv.Len() == 0 {
+				return valueSize{depth: 1}
+			}
+			id = valueID{ptr: uintptr(rv.UnsafePointer()), n: rv.Len(), m: rv.Kind() == reflect.Map}
+		case reflect.Array:
+			id = valueID{} // not cached
+		default:
+			return valueSize{size: 8}
+		}
+	}
+	if id.ptr != 0 {
+		if m, ok := b.sizes[id]; ok {
+			return m
+		}
+	}
+	inner, size, whole := 0, int64(0), true
+	each := func(e any, per int64) bool {
+		m := b.measure(e, level+1)
+		inner = max(inner, m.depth)
+		size += m.size + per
+		whole = level+1+inner <= maxValueDepth && size <= b.maxBytes
+		return whole
+	}
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			if !each(e, elemBytes) {
+				break
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if !each(e, entryBytes+int64(len(k))) {
+				break
+			}
+		}
+	default:
+		rv := reflect.ValueOf(v)
+		if rv.Kind() == reflect.Map {
+			for it := rv.MapRange(); it.Next(); {
+				if !each(it.Value().Interface(), entryBytes) {
+					break
+				}
+			}
+		} else {
+			for i := range rv.Len() {
+				if !each(rv.Index(i).Interface(), elemBytes) {
+					break
+				}
+			}
+		}
+	}
+	m := valueSize{v: v, depth: 1 + inner, size: size}
+	// A walk that stopped early measured only "too much", which is not kept.
+	if id.ptr != 0 && whole && level+m.depth <= maxValueDepth {
+		if b.sizes == nil {
+			b.sizes = map[valueID]valueSize{}
+		}
+		b.sizes[id] = m
+	}
+	return m
 }
 
 // evaluator runs expressions for one render or one Values call; it is not
@@ -309,11 +467,14 @@ type evaluator struct {
 func newEvaluator(l Limits) *evaluator {
 	ops := l.runtimeOperations()
 	return &evaluator{
-		machine: vm.VM{MemoryBudget: uint(max(ops, 1_000_000))},
+		// The VM counts the elements of the ranges, arrays and maps it
+		// makes before making them; its budget is the same bytes as ours.
+		machine: vm.VM{MemoryBudget: uint(l.expressionMemory() / elemBytes)},
 		budget: budget{
 			maxOps:    ops,
 			maxString: int(min(l.Bytes, 16<<20)),
 			maxItems:  max(ops, 1_000_000),
+			maxBytes:  l.expressionMemory(),
 		},
 	}
 }
@@ -340,10 +501,15 @@ func (ev *evaluator) run(x *expression, env map[string]any) (out any, err error)
 			return v, nil
 		}
 	}
-	ev.budget.ops = 0
+	ev.budget.reset()
 	out, err = ev.machine.Run(x.prog, env)
+	ev.budget.reset() // let go of what the evaluation made
 	if err != nil {
-		return nil, &ExpressionError{Path: x.path, Expression: x.src, Message: firstLine(err.Error())}
+		// The VM's own budget panics with a bare string: it is this limit.
+		if le := (*LimitError)(nil); !errors.As(err, &le) && strings.Contains(err.Error(), vmMemoryExceeded) {
+			err = newLimitError(LimitExpressionMemory, ev.budget.maxBytes+1, ev.budget.maxBytes)
+		}
+		return nil, &ExpressionError{Path: x.path, Expression: x.src, Message: firstLine(err.Error()), Err: err}
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -391,14 +392,103 @@ func formatValue(v any) string {
 			return x.Format("2006-01-02")
 		}
 		return x.Format(time.RFC3339)
-	case []any, map[string]any:
-		b, err := json.Marshal(x)
-		if err != nil {
-			return fmt.Sprint(x)
-		}
-		return string(b)
 	}
-	return fmt.Sprint(v)
+	if f, ok := toFloat(v); ok {
+		return formatFloat(f)
+	}
+	switch reflect.ValueOf(v).Kind() {
+	case reflect.Slice, reflect.Array, reflect.Map:
+		return string(appendJSON(nil, v, 0))
+	case reflect.String:
+		return reflect.ValueOf(v).String()
+	case reflect.Bool:
+		return strconv.FormatBool(reflect.ValueOf(v).Bool())
+	}
+	return "" // functions, pointers and the like print as nothing
+}
+
+// maxFormattedValue caps the text a collection prints as.
+const maxFormattedValue = maxHelperOutput
+
+// appendJSON writes v as JSON, as json.Marshal would for decoded JSON
+// values, but bounded: past maxValueDepth levels, or once the text
+// reaches maxFormattedValue, the rest prints as "…". It never recurses
+// more than maxValueDepth levels, so no value (not even one that
+// contains itself) can exhaust the stack or the heap.
+func appendJSON(b []byte, v any, depth int) []byte {
+	if depth > maxValueDepth || len(b) >= maxFormattedValue {
+		return append(b, `"…"`...)
+	}
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case string, bool, float64, int, time.Time, json.Number:
+		out, err := json.Marshal(x)
+		if err != nil {
+			return append(b, "null"...)
+		}
+		return append(b, out...)
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b = appendJSON(b, e, depth+1); len(b) >= maxFormattedValue {
+				return append(b, `"…"]`...)
+			}
+		}
+		return append(b, ']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSON(b, k, depth+1)
+			b = append(b, ':')
+			if b = appendJSON(b, x[k], depth+1); len(b) >= maxFormattedValue {
+				return append(b, `"…"}`...)
+			}
+		}
+		return append(b, '}')
+	}
+	if f, ok := toFloat(v); ok {
+		return appendJSON(b, f, depth)
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.String:
+		return appendJSON(b, rv.String(), depth)
+	case reflect.Bool:
+		return appendJSON(b, rv.Bool(), depth)
+	case reflect.Slice, reflect.Array:
+		b = append(b, '[')
+		for i := range rv.Len() {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b = appendJSON(b, rv.Index(i).Interface(), depth+1); len(b) >= maxFormattedValue {
+				return append(b, `"…"]`...)
+			}
+		}
+		return append(b, ']')
+	case reflect.Map:
+		if rv.Type().Key().Kind() != reflect.String {
+			return append(b, "null"...)
+		}
+		m := make(map[string]any, rv.Len())
+		for it := rv.MapRange(); it.Next(); {
+			m[it.Key().String()] = it.Value().Interface()
+		}
+		return appendJSON(b, m, depth)
+	}
+	return append(b, "null"...) // functions, pointers and the like print as nothing
 }
 
 // formatFloat prints whole numbers without decimals and hides binary

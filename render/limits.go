@@ -98,6 +98,11 @@ func (l Limits) runtimeOperations() int {
 	return l.Operations * l.LoopIterations
 }
 
+// expressionMemory is the byte budget of one expression evaluation.
+func (l Limits) expressionMemory() int64 {
+	return max(l.Memory/4, 1<<20)
+}
+
 // Options tune one render.
 type Options struct {
 	Limits Limits // zero value means DefaultLimits()
@@ -149,6 +154,10 @@ const (
 	LimitComponents       = "components"
 	LimitVariables        = "variables"
 	LimitMemory           = "memory"
+	// LimitExpressionMemory is the bytes one expression evaluation may
+	// make (a quarter of Memory): strings and collections counted as they
+	// are made, so that a small template cannot fill the heap.
+	LimitExpressionMemory = "expressionMemory"
 )
 
 // limitInfo maps a limit name to its error code and message pattern.
@@ -167,6 +176,7 @@ var limitInfo = map[string]struct{ code, format string }{
 	LimitComponents:       {"ERR_LIMIT_009", "component count exceeded: %d components, maximum %d"},
 	LimitVariables:        {"ERR_LIMIT_018", "variables per template exceeded: %d variables, maximum %d"},
 	LimitMemory:           {"ERR_LIMIT_017", "render memory budget exceeded: %d bytes, maximum %d"},
+	LimitExpressionMemory: {"ERR_LIMIT_017", "expression memory budget exceeded: one expression made %d bytes of text and collections, maximum %d"},
 }
 
 // LimitError is returned when a generation limit is exceeded; work stops at once.

@@ -339,13 +339,17 @@ func (t *Template) reservationFor(format Format, values map[string]any, l Limits
 	}
 	walk(componentsOf(t.doc.sections))
 	if dynamic {
-		images = max(images, largestImage(values))
+		images = max(images, largestImage(values, 0))
 	}
 	return min(l.Memory, int64(l.Pages)*pageContentReserve+l.Bytes+max(2*l.Bytes, images))
 }
 
-// largestImage is the largest imageCost of the data URIs found in v.
-func largestImage(v any) int64 {
+// largestImage is the largest imageCost of the data URIs found in v,
+// looking no deeper than values may nest.
+func largestImage(v any, depth int) int64 {
+	if depth > maxValueDepth {
+		return 0
+	}
 	switch v := v.(type) {
 	case string:
 		if strings.HasPrefix(v, "data:") {
@@ -354,13 +358,13 @@ func largestImage(v any) int64 {
 	case map[string]any:
 		n := int64(0)
 		for _, x := range v {
-			n = max(n, largestImage(x))
+			n = max(n, largestImage(x, depth+1))
 		}
 		return n
 	case []any:
 		n := int64(0)
 		for _, x := range v {
-			n = max(n, largestImage(x))
+			n = max(n, largestImage(x, depth+1))
 		}
 		return n
 	}

@@ -222,6 +222,9 @@ func (t *Template) Values(input map[string]any) (out map[string]any, err error) 
 	env := ev.env(out, len(t.calculated))
 	for _, calc := range t.calculated {
 		v, err := ev.run(calc.expr, env)
+		if le := (*LimitError)(nil); errors.As(err, &le) {
+			return nil, err // a limit stops the work; the error names the expression
+		}
 		if err != nil {
 			msg := err.Error()
 			var xe *ExpressionError

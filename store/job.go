@@ -15,7 +15,7 @@ var _ app.JobStore = (*DB)(nil)
 
 const jobCols = `id, team_id, template_id, batch_id, status, format, filename, metadata, variables, priority, error, error_code,
 	error_info, file_path, file_size, api_key_id, created_by, attempts, created_at, started_at, completed_at, expires_at, duration_ms,
-	template_version, request_id`
+	template_version, request_id, crashes`
 
 func scanJob(row scanner) (*app.Job, error) {
 	var j app.Job
@@ -24,7 +24,7 @@ func scanJob(row scanner) (*app.Job, error) {
 	var started, completed, expires, duration, version sql.NullInt64
 	err := row.Scan(&j.ID, &j.TeamID, &j.TemplateID, &j.BatchID, &j.Status, &j.Format, &j.Filename, &meta, &vars, &j.Priority,
 		&j.Error, &j.ErrorCode, &info, &j.FilePath, &j.FileSize, &j.APIKeyID, &j.CreatedBy, &j.Attempts, &created,
-		&started, &completed, &expires, &duration, &version, &j.RequestID)
+		&started, &completed, &expires, &duration, &version, &j.RequestID, &j.Crashes)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrNotFound(app.ECodeJobNotFound, "job")
 	} else if err != nil {
@@ -75,10 +75,10 @@ func insertJobs(ctx context.Context, tx *Tx, jobs []*app.Job) error {
 		if j.ErrorInfo != nil {
 			info = mustJSON(j.ErrorInfo)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
 			nullJSON(j.Metadata), nullJSON(j.Variables), j.Priority, j.Error, j.ErrorCode, info, j.FilePath, j.FileSize,
 			j.APIKeyID, j.CreatedBy, j.Attempts, ms(j.CreatedAt), msPtr(j.StartedAt), msPtr(j.CompletedAt), msPtr(j.ExpiresAt), j.DurationMS,
-			j.TemplateVersion, j.RequestID); err != nil {
+			j.TemplateVersion, j.RequestID, j.Crashes); err != nil {
 			return err
 		}
 	}
@@ -131,14 +131,25 @@ func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (*app.Job,
 	var j *app.Job
 	err := db.tx(ctx, func(tx *Tx) error {
 		var err error
-		j, err = scanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET status = 'processing', started_at = ?, attempts = attempts + 1
-			WHERE id = ? AND status IN ('pending', 'processing') RETURNING `+jobCols, ms(now), id))
+		// A job found processing was started before and never ended: the
+		// process died during that run (shutdown returns jobs to pending).
+		j, err = scanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET status = 'processing', started_at = ?, attempts = attempts + 1,
+			crashes = crashes + (status = 'processing') WHERE id = ? AND status IN ('pending', 'processing') RETURNING `+jobCols, ms(now), id))
 		return err
 	})
 	if app.ErrorCode(err) == app.ECodeJobNotFound {
 		return nil, false, nil
 	}
 	return j, err == nil, err
+}
+
+// ReleaseJob returns a processing job to pending: shutdown interrupted
+// its run, which is not a crash.
+func (db *DB) ReleaseJob(ctx context.Context, id string) error {
+	return db.tx(ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET status = 'pending' WHERE id = ? AND status = 'processing'`, id)
+		return err
+	})
 }
 
 // FinishJob records a processing job's end, counts it in its batch and

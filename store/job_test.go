@@ -129,3 +129,40 @@ func TestUnfinishedJobIDsCreatedBefore(t *testing.T) {
 		t.Fatalf("unfinished before a minute ago: %v %v", ids, err)
 	}
 }
+
+// TestStartJobCountsCrashes: starting a job found processing counts a
+// crash (its previous run never ended); a run that shutdown interrupted
+// and released does not.
+func TestStartJobCountsCrashes(t *testing.T) {
+	ctx := context.Background()
+	db := mustDB(t)
+	team := mustUser(t, db, "c@example.com").PersonalTeamID
+	now := time.Now().UTC()
+	j := &app.Job{ID: "job_c", TeamID: team, TemplateID: "tpl_1", Status: app.StatusPending, Format: "pdf", Priority: 1, CreatedAt: now}
+	if err := db.CreateJobs(ctx, nil, j); err != nil {
+		t.Fatal(err)
+	}
+	start := func(want int) {
+		t.Helper()
+		got, ok, err := db.StartJob(ctx, j.ID, now)
+		if err != nil || !ok || got.Crashes != want || got.Status != app.StatusProcessing {
+			t.Fatalf("StartJob: %+v %v %v; want %d crashes", got, ok, err, want)
+		}
+	}
+	start(0)
+	start(1) // the first run never ended
+	if err := db.ReleaseJob(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	start(1) // released by a shutdown: no crash
+	start(2)
+	if _, err := db.FinishJob(ctx, j.ID, app.JobResult{Status: app.StatusFailed, CompletedAt: now}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ReleaseJob(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.FindJobForWorker(ctx, j.ID); got.Status != app.StatusFailed || got.Crashes != 2 {
+		t.Fatalf("after the end: %s, %d crashes", got.Status, got.Crashes)
+	}
+}

@@ -50,6 +50,7 @@ var statusByCode = map[string]int{
 	app.ECodeDownloadDenied:       http.StatusForbidden,
 	app.ECodeFileGone:             http.StatusNotFound,
 	app.ECodeRenderFailed:         http.StatusInternalServerError,
+	app.ECodeJobQuarantined:       http.StatusInternalServerError,
 	app.ECodeStorage:              http.StatusInternalServerError,
 	app.ECodeTeamNotFound:         http.StatusNotFound,
 	"ERR_TEAM_003":                http.StatusForbidden,
