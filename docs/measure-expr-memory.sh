@@ -19,7 +19,7 @@ tpl=$(curl -sfk $base/api/templates -H "Authorization: Bearer $token" -H 'Conten
 	"variables":[{"name":"s","type":"string"}],
 	"calculatedVariables":[{"name":"n","expression":"len(map(1..1500, s + s))"}]}' | jq -r .id)
 key=$(curl -sfk $base/api/api-keys -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
-	-d '{"name":"k"}' | jq -r .key)
+	-d '{"name":"k"}' | jq -r .plainKey)
 body=$(mktemp)
 printf '{"templateId":"%s","format":"pdf","variables":{"s":"%s"}}' "$tpl" "$(head -c 500000 /dev/zero | tr '\0' x)" >"$body"
 echo "idle RSS $(awk '/VmRSS/ {printf "%.0f MB", $2/1024}' /proc/$pid/status)"
