@@ -704,6 +704,46 @@ func TestDashboardInvitation(t *testing.T) {
 	}
 }
 
+// TestDashboardLoginNextStaysOnSite sends hostile "next" values through the
+// real login form: after the password the browser must land on this site.
+// "/\t/evil.example" was the reported case: Location "/<TAB>/evil.example",
+// which a browser cleans to "//evil.example", another host.
+func TestDashboardLoginNextStaysOnSite(t *testing.T) {
+	s := startServer(t)
+	u := s.signup("Ned")
+	for _, tc := range []struct{ next, want string }{
+		{"/\t/evil.example", "/app/"},
+		{"/%09/evil.example", "/app/"},
+		{"//evil.example", "/app/"},
+		{"/\\evil.example", "/app/"},
+		{"https://evil.example", "/app/"},
+		{"javascript:alert(1)", "/app/"},
+		{"/app/keys?x=1", "/app/keys?x=1"}, // a local path is kept
+	} {
+		c := dashClient(t, s)
+		// The login page carries only a safe value in its form...
+		q := url.Values{"next": {tc.next}}.Encode()
+		if page := c.page("/app/login?" + q); strings.Contains(page, "evil") || strings.Contains(page, "javascript") {
+			t.Errorf("login page for next=%q offers it:\n%s", tc.next, page)
+		}
+		// ...and a form posted with a hostile one anyway redirects home.
+		res := c.post("/app/login", url.Values{"csrf": {c.csrf()}, "email": {u.email}, "password": {u.password}, "next": {tc.next}})
+		if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || loc != tc.want {
+			t.Errorf("login with next=%q: %d Location %q, want %q", tc.next, res.StatusCode, loc, tc.want)
+		}
+		// Signed in, the login page redirects at once: the same rule.
+		if loc := c.get("/app/login?" + q).Header.Get("Location"); loc != tc.want {
+			t.Errorf("signed in, GET /app/login?%s: Location %q, want %q", q, loc, tc.want)
+		}
+	}
+	// The exact request of the report, query string as sent.
+	c := dashClient(t, s)
+	c.login(u)
+	if loc := c.get("/app/login?next=%2F%09%2Fevil.example").Header.Get("Location"); loc != "/app/" {
+		t.Fatalf("next=%%2F%%09%%2Fevil.example: Location %q", loc)
+	}
+}
+
 // TestDashboardTemplatesAndJobs drives the template and job pages over
 // plain HTTP: create from an example, a save refused with the text kept,
 // publish, versions and restore, a document from the sample form, a failed

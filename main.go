@@ -224,7 +224,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			m.Close()
 		}
 	}()
-	if err := os.MkdirAll(c.Data, 0o750); err != nil {
+	if err := store.PrivateDir(c.Data); err != nil {
 		return err
 	}
 	if m.DB, err = store.Open(ctx, filepath.Join(c.Data, "folio.db")); err != nil {
@@ -550,6 +550,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	restrictUmask()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := m.Open(ctx); err != nil {
@@ -602,7 +603,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if _, err := os.Stat(filepath.Join(*data, "folio.db")); err != nil && cmd != "create-user" {
 		return fmt.Errorf("no Folio database in %s (--data)", *data)
 	}
-	if err := os.MkdirAll(*data, 0o750); err != nil {
+	if err := store.PrivateDir(*data); err != nil {
 		return err
 	}
 	db, err := store.Open(ctx, filepath.Join(*data, "folio.db"))
@@ -666,7 +667,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer os.RemoveAll(data)
-	} else if err := os.Mkdir(data, 0o750); err != nil {
+	} else if err := os.Mkdir(data, 0o700); err != nil {
 		return fmt.Errorf("bench --data must name a new directory: %w", err)
 	}
 	hooks, err := client.StartReceiver()

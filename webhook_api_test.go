@@ -677,6 +677,46 @@ func TestWebhookSSRFAndTLS(t *testing.T) {
 	}
 }
 
+// TestWebhookRefusesIPv4InsideIPv6: IPv6 spellings that reach an IPv4
+// address through a translator or relay (IPv4-translated, IPv4-compatible,
+// 6to4, NAT64, Teredo) and the other special-purpose IPv6 blocks are
+// refused like the private IPv4 address they stand for, with the message
+// naming the flag that allows them; with --webhook-allow-private the same
+// URLs are accepted.
+func TestWebhookRefusesIPv4InsideIPv6(t *testing.T) {
+	targets := []string{
+		"https://[::ffff:0:127.0.0.1]/",                   // IPv4-translated loopback
+		"https://[2002:7f00:1::]/",                        // 6to4 of 127.0.0.1
+		"https://[::127.0.0.1]/",                          // IPv4-compatible loopback
+		"https://[64:ff9b:1::a9fe:a9fe]/",                 // NAT64 local-use, cloud metadata
+		"https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", // Teredo, client 127.0.0.1
+		"https://[fec0::1]/",                              // site-local
+		"https://[2001:2::1]/",                            // benchmarking
+	}
+	s := startServer(t) // private targets refused (the default)
+	u := s.verifiedUser("Prober")
+	key := s.createKey(u.token, nil)
+	for _, target := range targets {
+		r := s.do("POST", "/api/v1/webhook-subscriptions", key, map[string]any{"url": target, "events": []string{"document.generated"}})
+		s.wantError(r, 400, "ERR_VALID_003")
+		if msg := r.str("message"); !strings.Contains(msg, "non-public") || !strings.Contains(msg, "--webhook-allow-private") {
+			t.Errorf("%s: message %q should say the address is non-public and name --webhook-allow-private", target, msg)
+		}
+	}
+	if l := s.must(200, "GET", "/api/v1/webhook-subscriptions", key, nil); strings.Contains(string(l.raw), "whk_") {
+		t.Fatalf("a refused URL was stored: %s", l.raw)
+	}
+	// A public IPv6 literal is still accepted.
+	s.must(200, "POST", "/api/v1/webhook-subscriptions", key, map[string]any{"url": "https://[2606:4700::1111]/hook", "events": []string{"document.generated"}})
+
+	open := startServer(t, func(c *Config) { c.WebhookAllowPrivate = true })
+	ou := open.verifiedUser("Operator")
+	okey := open.createKey(ou.token, nil)
+	for _, target := range targets {
+		open.must(200, "POST", "/api/v1/webhook-subscriptions", okey, map[string]any{"url": target, "events": []string{"document.generated"}})
+	}
+}
+
 // TestWebhookRetryScheduleFlag: the serve default is SPEC.md's schedule
 // (0, 1 min, 5 min, 30 min), and a schedule that would delay the first
 // attempt is refused at start rather than silently ignored.

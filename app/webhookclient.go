@@ -108,7 +108,7 @@ func describeSendError(err error, timeout time.Duration) error {
 	case strings.Contains(err.Error(), "connection refused"):
 		return errors.New("connection refused")
 	case strings.Contains(err.Error(), "not a public address"):
-		return errors.New("refused: the target resolves to a non-public address")
+		return errors.New("refused: the target resolves to a non-public address (allowed only with --webhook-allow-private)")
 	case strings.Contains(err.Error(), "certificate") || strings.Contains(err.Error(), "tls:") || strings.Contains(err.Error(), "x509"):
 		return fmt.Errorf("TLS error: %s", lastPart(err.Error()))
 	}

@@ -40,7 +40,9 @@ func WriteBackup(ctx context.Context, db *DB, b *Bolt, dataDir string, withFiles
 		if err != nil {
 			return err
 		}
-		hdr := &tar.Header{Name: filepath.ToSlash(name), Mode: int64(st.Mode().Perm()), Size: st.Size(), ModTime: st.ModTime(), Typeflag: tar.TypeReg}
+		// 0600 whatever the file's mode: extracted, the archive is a data
+		// directory again, private like the one it came from.
+		hdr := &tar.Header{Name: filepath.ToSlash(name), Mode: int64(privateFileMode), Size: st.Size(), ModTime: st.ModTime(), Typeflag: tar.TypeReg}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return err
 		}
@@ -95,7 +97,7 @@ func BackupFile(ctx context.Context, dataDir, out string, withFiles bool, live f
 		return false, fmt.Errorf("no Folio database in %s (--data)", dataDir)
 	}
 	tmp := out + ".partial"
-	f, err := os.Create(tmp)
+	f, err := createPrivate(tmp) // the archive holds everything the data directory does
 	if err != nil {
 		return false, err
 	}

@@ -33,7 +33,10 @@ type Bolt struct {
 
 // OpenBolt opens (creating when needed) the bbolt file with its buckets.
 func OpenBolt(path string) (*Bolt, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if err := privateFile(path, false); err != nil { // bbolt sets the mode only of a file it creates
+		return nil, err
+	}
+	db, err := bolt.Open(path, privateFileMode, &bolt.Options{Timeout: 2 * time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("open %s (is another folio serving this data directory?): %w", path, err)
 	}
@@ -87,7 +90,7 @@ func (b *Bolt) Ping() error {
 
 // Backup writes a consistent copy of the file to path.
 func (b *Bolt) Backup(path string) error {
-	return b.db.View(func(tx *bolt.Tx) error { return tx.CopyFile(path, 0o600) })
+	return b.db.View(func(tx *bolt.Tx) error { return tx.CopyFile(path, privateFileMode) })
 }
 
 // removeIfExists deletes a file, ignoring a missing one.

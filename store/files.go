@@ -43,14 +43,14 @@ func (f *Files) WriteFile(name string, write func(w io.Writer) error) (int64, er
 	}
 	dir := filepath.Dir(p)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o750); err != nil {
+		if err := os.MkdirAll(dir, privateDirMode); err != nil {
 			return 0, err
 		}
 		if err := syncDir(filepath.Dir(dir)); err != nil {
 			return 0, err
 		}
 	}
-	tmp, err := os.CreateTemp(dir, tempPrefix+"*")
+	tmp, err := os.CreateTemp(dir, tempPrefix+"*") // 0600, renamed with its mode
 	if err != nil {
 		return 0, err
 	}

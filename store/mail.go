@@ -33,7 +33,7 @@ func message(from string, m app.Mail, now time.Time) []byte {
 
 // Send writes the message atomically as <time>-<random>.eml.
 func (o *Outbox) Send(_ context.Context, m app.Mail) error {
-	if err := os.MkdirAll(o.Dir, 0o750); err != nil {
+	if err := os.MkdirAll(o.Dir, privateDirMode); err != nil {
 		return err
 	}
 	now := o.Now()

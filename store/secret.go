@@ -25,7 +25,7 @@ func Secret(path string) ([]byte, error) {
 	if _, err := rand.Read(b); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), privateDirMode); err != nil {
 		return nil, err
 	}
 	files := &Files{Root: filepath.Dir(path)}
@@ -35,5 +35,5 @@ func Secret(path string) ([]byte, error) {
 	}); err != nil {
 		return nil, err
 	}
-	return b, os.Chmod(path, 0o600)
+	return b, os.Chmod(path, privateFileMode)
 }

@@ -56,6 +56,18 @@ func open(ctx context.Context, path, upTo string) (*DB, error) {
 		}
 		return "file:" + path + "?" + q.Encode() + extra
 	}
+	// SQLite would create the database 0644 (less the umask) and gives its
+	// -wal and -shm files the mode of the database file, so the file is
+	// made 0600 before the first open; files an older version left wider
+	// are closed too.
+	if err := privateFile(path, true); err != nil {
+		return nil, err
+	}
+	for _, p := range []string{path + "-wal", path + "-shm"} {
+		if err := privateFile(p, false); err != nil {
+			return nil, err
+		}
+	}
 	w, err := sql.Open("sqlite", dsn("&_txlock=immediate"))
 	if err != nil {
 		return nil, err
@@ -214,6 +226,10 @@ func (db *DB) Ping(ctx context.Context) error {
 // Backup writes a consistent copy of the database to path (VACUUM INTO),
 // safe while the server runs.
 func (db *DB) Backup(ctx context.Context, path string) error {
+	// VACUUM INTO accepts an empty file, and keeps its mode.
+	if err := privateFile(path, true); err != nil {
+		return err
+	}
 	_, err := db.write.ExecContext(ctx, `VACUUM INTO ?`, path)
 	return err
 }

@@ -63,13 +63,25 @@ func SelfSigned(dir, host string) (certFile, keyFile string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+	if err := writePrivate(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb})); err != nil {
 		return "", "", err
 	}
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+	// The certificate holds no secret, but nothing besides the server reads
+	// it from here, and one mode for every file in the data directory is
+	// simpler to check than a list of exceptions.
+	if err := writePrivate(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})); err != nil {
 		return "", "", err
 	}
 	return certFile, keyFile, nil
+}
+
+// writePrivate writes a file of the data directory with mode 0600, also
+// when an earlier file of that name had a wider one.
+func writePrivate(path string, b []byte) error {
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o600)
 }
 
 // Certs holds the serving certificate and reloads it from its files on demand.
