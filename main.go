@@ -550,7 +550,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	restrictUmask()
+	store.RestrictUmask()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := m.Open(ctx); err != nil {
