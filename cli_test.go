@@ -65,7 +65,7 @@ func TestConfigFromEnvironment(t *testing.T) {
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	if c.Signup != "closed" || c.Workers != 3 || c.Addr != "127.0.0.1:8443" || c.Data != "./folio-data" {
+	if c.Signup != "closed" || c.Workers != 3 || c.Addr != "127.0.0.1:8443" || c.Data != "./folio-data" || c.DefaultPlan != "unlimited" {
 		t.Fatalf("config = %+v", c)
 	}
 	fs = newFlagSet()
@@ -159,8 +159,8 @@ func TestAdminCreateUserDefaultPlan(t *testing.T) {
 	if code, _, errOut := create("plain@example.com"); code != 0 {
 		t.Fatalf("create-user: %q", errOut)
 	}
-	if got := planOf("plain@example.com"); got != "free" {
-		t.Errorf("without --default-plan: plan %q, want free", got)
+	if got := planOf("plain@example.com"); got != "unlimited" {
+		t.Errorf("without --default-plan: plan %q, want unlimited", got)
 	}
 	if code, out, errOut := create("flag@example.com", "--default-plan", "growth"); code != 0 || !strings.Contains(out, "on plan growth") {
 		t.Fatalf("create-user --default-plan growth: %q %q", out, errOut)

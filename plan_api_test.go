@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -104,5 +105,47 @@ func TestPlanCountsUnderConcurrency(t *testing.T) {
 	})
 	if got["200"] != 2 || got["400ERR_PLAN_002"] != 10 {
 		t.Fatalf("12 concurrent invitations on starter (owner + 2): %v", got)
+	}
+}
+
+// TestUnlimitedPlanIsTheSelfHostedDefault: a team on the default plan of
+// a self-hosted install (unlimited) meets none of the spec's caps: a third
+// template, a second key and member invitations go through, documents are
+// counted but never refused, and the wallet says there is no quota. The
+// spec's plans keep their caps (TestTemplatePlanLimit and the others).
+func TestUnlimitedPlanIsTheSelfHostedDefault(t *testing.T) {
+	s := startServer(t, func(c *Config) { c.DefaultPlan = "unlimited" })
+	u := s.verifiedUser("Selfhost")
+	for i := range 3 {
+		s.createTemplate(u.token, fmt.Sprintf("T%d", i), invoiceTemplate)
+	}
+	key := s.createKey(u.token, nil)
+	s.createKey(u.token, nil)
+	w := s.must(200, "GET", "/api/dashboard/analytics/wallet", u.token, nil)
+	if w.str("plan") != "unlimited" || w.get("quota.unlimited") != true || num(w, "limits.documentsPerMonth") != 0 {
+		t.Fatalf("wallet: %s", w.raw)
+	}
+	tpl := s.must(200, "GET", "/api/templates", u.token, nil).get("data").([]any)[0].(map[string]any)["id"].(string)
+	docs := make([]any, 60)
+	for i := range docs {
+		docs[i] = map[string]any{"variables": map[string]any{"number": fmt.Sprint(i), "customer": "c"}}
+	}
+	// 60 documents: more than the free plan's 50 a month, in one batch.
+	b := s.must(200, "POST", "/api/v1/documents/generate/batch", key, map[string]any{"templateId": tpl, "format": "pdf", "documents": docs})
+	if done := s.waitBatch(key, b.str("batchId")); done.str("completedDocuments") != "60" {
+		t.Fatalf("batch: %s", done.raw)
+	}
+	if w := s.must(200, "GET", "/api/dashboard/analytics/wallet", u.token, nil); num(w, "quota.used") != 60 {
+		t.Fatalf("documents are counted: %s", w.raw)
+	}
+	c := dashClient(t, s)
+	c.login(u)
+	page := c.page("/app/usage")
+	if got := elementText(t, page, "quota"); !strings.Contains(got, "60 / no limit") {
+		t.Errorf("#quota says %q", got)
+	}
+	if got := elementText(t, page, "plan"); !strings.Contains(got, "Plan: unlimited") || !strings.Contains(got, "no monthly quota") ||
+		!strings.Contains(got, "folio admin set-plan") {
+		t.Errorf("#plan says %q: it should show the plan and how an operator changes it", got)
 	}
 }

@@ -37,6 +37,9 @@ type Wallet struct {
 	Plan   string `json:"plan"`
 	Period string `json:"period"`
 	Quota  struct {
+		// Unlimited is set for a plan without a monthly quota; Limit and
+		// Remaining are then 0 and DocumentsAvailable counts credits only.
+		Unlimited bool  `json:"unlimited"`
 		Limit     int64 `json:"limit"`
 		Used      int64 `json:"used"`
 		Remaining int64 `json:"remaining"`
@@ -67,6 +70,7 @@ func (s *AnalyticsService) Wallet(ctx context.Context) (*Wallet, error) {
 		return nil, err
 	}
 	w := &Wallet{Plan: team.Plan, Period: Month(now), Limits: plan}
+	w.Quota.Unlimited = plan.Unlimited()
 	w.Quota.Limit, w.Quota.Used = plan.DocumentsPerMonth, u.Documents
 	w.Quota.Remaining = max(0, plan.DocumentsPerMonth-u.Documents)
 	w.Credits.Remaining, w.Credits.UsedThisPeriod = team.Credits, u.CreditsUsed

@@ -6,7 +6,8 @@ import (
 )
 
 // Plan is a team's subscription tier and its quotas (SPEC.md, Plan quotas).
-// A zero count means unlimited.
+// A zero count means unlimited; so does a zero DocumentsPerMonth (the
+// unlimited plan: no monthly quota at all).
 type Plan struct {
 	Name              string        `json:"name"`
 	DocumentsPerMonth int64         `json:"documentsPerMonth"`
@@ -23,13 +24,26 @@ var Plans = map[string]Plan{
 	"starter": {Name: "starter", DocumentsPerMonth: 500, Templates: 5, Members: 3, APIKeys: 3, BatchSize: 100, FileRetention: 24 * time.Hour},
 	"growth":  {Name: "growth", DocumentsPerMonth: 2500, Templates: 20, Members: 10, APIKeys: 10, BatchSize: 100, FileRetention: 72 * time.Hour},
 	"scale":   {Name: "scale", DocumentsPerMonth: 10000, Templates: 50, BatchSize: 100, FileRetention: 72 * time.Hour},
+	// unlimited is the default of a self-hosted install (--default-plan):
+	// no monthly quota, no count caps; an operator of a public service
+	// sets --default-plan free.
+	PlanUnlimited: {Name: PlanUnlimited, BatchSize: 100, FileRetention: 7 * 24 * time.Hour},
 }
+
+// PlanUnlimited is the plan without quotas, the default for new teams.
+const PlanUnlimited = "unlimited"
+
+// PlanNames lists the plans, most limited first, for messages and flags.
+const PlanNames = "free, starter, growth, scale or unlimited"
+
+// Unlimited reports whether the plan has no monthly document quota.
+func (p Plan) Unlimited() bool { return p.DocumentsPerMonth == 0 }
 
 // FindPlan returns the named plan or ERR_PLAN_001.
 func FindPlan(name string) (Plan, error) {
 	p, ok := Plans[name]
 	if !ok {
-		return Plan{}, Errorf(ECodeUnknownPlan, "unknown plan %q (free, starter, growth or scale)", name)
+		return Plan{}, Errorf(ECodeUnknownPlan, "unknown plan %q (%s)", name, PlanNames)
 	}
 	return p, nil
 }

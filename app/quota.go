@@ -10,8 +10,12 @@ import (
 type Charge struct {
 	TeamID string
 	Month  string // YYYY-MM (UTC)
-	Quota  int64  // documents per month of the team's plan
+	Quota  int64  // documents per month of the team's plan; NoQuota when it has none
 }
+
+// NoQuota is the quota of a charge for a plan without a monthly quota:
+// documents are still counted in the month's usage, never refused.
+const NoQuota int64 = 1 << 53
 
 // Usage counters of one team and month.
 type UsageCounts struct {
@@ -48,5 +52,9 @@ func (s *DocumentService) charge(ctx context.Context, teamID string) (*Charge, P
 	if err != nil {
 		return nil, Plan{}, err
 	}
-	return &Charge{TeamID: teamID, Month: Month(s.Now()), Quota: plan.DocumentsPerMonth}, plan, nil
+	quota := plan.DocumentsPerMonth
+	if plan.Unlimited() {
+		quota = NoQuota
+	}
+	return &Charge{TeamID: teamID, Month: Month(s.Now()), Quota: quota}, plan, nil
 }
