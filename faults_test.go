@@ -198,7 +198,11 @@ func TestClientDisconnectDuringGenerateLosesNothing(t *testing.T) {
 	// for the job to end.
 	c := s.rawTLS(t)
 	fmt.Fprintf(c, "POST /api/v1/documents/generate HTTP/1.1\r\nHost: folio\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", key, len(body), body)
-	time.Sleep(10 * time.Millisecond)
+	// Hang up once the server has accepted it (the job is recorded): a
+	// fixed sleep raced the server's reading of the body on a loaded machine.
+	waitUntil(t, 15*time.Second, "the request was accepted", func() bool {
+		return len(s.must(200, "GET", "/api/v1/documents/jobs", key, nil).get("data").([]any)) > 0
+	})
 	c.Close()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
