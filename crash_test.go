@@ -25,6 +25,8 @@ import (
 
 // TestMain lets the test binary act as the folio binary: a crash test
 // re-executes it with FOLIO_TEST_EXEC set, so `kill -9` hits a real process.
+// After a full, passing run it checks that web/openapi.json declares every
+// status the tests saw (openapi_status_test.go).
 func TestMain(m *testing.M) {
 	if args := os.Getenv("FOLIO_TEST_EXEC"); args != "" {
 		switch os.Getenv("FOLIO_TEST_CRASH") {
@@ -44,7 +46,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(run(context.Background(), strings.Fields(args), os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if code == 0 && fullRun() {
+		code = checkObservedStatuses(os.Stderr) // openapi_status_test.go
+	}
+	os.Exit(code)
 }
 
 type crashBeforeDispatch struct{ app.WebhookStore }

@@ -64,7 +64,10 @@ func startMain(t testing.TB, m *Main, opts ...func(*Config)) *testServer {
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatalf("open server: %v", err)
 	}
-	t.Cleanup(func() { m.Close() })
+	t.Cleanup(func() {
+		m.Close()
+		recordStatuses(m.Metrics) // for the check against web/openapi.json in TestMain
+	})
 	pem, err := os.ReadFile(filepath.Join(data, "tls", "cert.pem"))
 	if err != nil {
 		t.Fatal(err)

@@ -63,6 +63,19 @@ func (m *Metrics) Request(route string, status int, d time.Duration) {
 	m.latency.Observe(d.Seconds(), route)
 }
 
+// EachRequest calls fn with every route pattern and status answered so far
+// ("unmatched" for paths no route matched). The API tests compare these with
+// the statuses web/openapi.json declares.
+func (m *Metrics) EachRequest(fn func(route string, status int)) {
+	if m == nil {
+		return
+	}
+	m.requests.Each(func(v []string, _ uint64) {
+		status, _ := strconv.Atoi(v[1])
+		fn(v[0], status)
+	})
+}
+
 // RateLimited records a request refused by a rate limit.
 func (m *Metrics) RateLimited(route string) {
 	if m == nil {

@@ -91,6 +91,13 @@ func (c *Counter) Value(labelValues ...string) uint64 {
 	return 0
 }
 
+// Each calls fn with every series' label values and count, in label order.
+func (c *Counter) Each(fn func(labelValues []string, n uint64)) {
+	for _, s := range sortedSeries[*counterSeries](&c.series) {
+		fn(s.values, s.n.Load())
+	}
+}
+
 // Histogram counts observations into fixed buckets per label combination.
 type Histogram struct {
 	labels  []string

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -51,6 +52,11 @@ app_plain_total 1
 	}
 	if c.Value("GET /a", "200") != 2 || h.Count("GET /a") != 3 || c.Value("GET /b", "200") != 0 {
 		t.Fatal("Value/Count disagree with the output")
+	}
+	var each []string
+	c.Each(func(v []string, n uint64) { each = append(each, fmt.Sprint(v, n)) })
+	if got, want := strings.Join(each, ";"), `[GET /a 200] 2;[say "hi"\ 500] 5`; got != want {
+		t.Fatalf("Each: %s, want %s", got, want)
 	}
 }
 
