@@ -129,3 +129,32 @@ func TestImageBombIsRefusedFromItsHeader(t *testing.T) {
 		t.Errorf("create and import allocated %d MB", grown>>20)
 	}
 }
+
+// A 4096×4096 avatar at 16 bits a channel would take 128 MB to decode: it
+// is refused from its header. One that fits is decoded under the render
+// engine's memory gate.
+func TestAvatarBombIsRefusedFromItsHeader(t *testing.T) {
+	s := startServer(t)
+	u := s.signup("Avery")
+	bomb := base64.StdEncoding.EncodeToString(flatPNG16(4096, 4096))
+	var r resp
+	grown := heapGrowth(func() { r = s.do("POST", "/api/users/me/avatar", u.token, map[string]any{"imageData": bomb}) })
+	s.wantError(r, 400, "ERR_VALID_003")
+	for _, w := range []string{"4096x4096 pixels", "16-bit PNG", "128 MB", "at most 100 MB", "8-bit PNG or a JPEG"} {
+		if !strings.Contains(r.str("message"), w) {
+			t.Errorf("message %q lacks %q", r.str("message"), w)
+		}
+	}
+	if r.str("relatedInfo.field") != "imageData" || r.str("relatedInfo.maxDecodeBytes") == "" {
+		t.Errorf("relatedInfo: %s", r.raw)
+	}
+	if grown > 32<<20 {
+		t.Errorf("refusing the avatar allocated %d MB", grown>>20)
+	}
+	t.Logf("refused in %d MB: %s", grown>>20, r.str("message"))
+	// 2048×2048 at 16 bits: 32 MB, decoded and stored.
+	ok := s.must(200, "POST", "/api/users/me/avatar", u.token, map[string]any{"imageData": base64.StdEncoding.EncodeToString(flatPNG16(2048, 2048))})
+	if ok.str("avatarUrl") == "" {
+		t.Fatalf("avatar: %s", ok.raw)
+	}
+}

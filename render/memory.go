@@ -265,6 +265,20 @@ func (e *Engine) SetMemory(total int64) {
 	e.memory.setCapacity(total)
 }
 
+// Reserve takes n bytes from the engine's memory pool for work outside a
+// render that holds much memory for a moment, such as decoding an uploaded
+// picture, so that it waits with the renders instead of adding to them. It
+// waits like an interactive render (Options.Interactive), after waiting
+// jobs, until the bytes are free or ctx ends, and takes at most the
+// interactive share. release gives them back; call it once.
+func (e *Engine) Reserve(ctx context.Context, n int64) (release func(), err error) {
+	r, err := e.memory.acquire(ctx, n, true, 0)
+	if err != nil {
+		return nil, err
+	}
+	return r.release, nil
+}
+
 // pageContentReserve is the PDF page content a reservation allows for
 // each page of the page limit: a page packed with small text or table
 // cells holds a few hundred kilobytes; a render that needs more takes it
