@@ -90,6 +90,7 @@ type AccountService struct {
 	Auth      *AuthService // issues the new session after a password change
 	Mailer    Mailer
 	Files     FileStore
+	Memory    MemoryGate // avatar decodes wait for memory here
 	Limiter   Limiter
 	BaseURL   string
 	Logger    *slog.Logger

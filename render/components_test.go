@@ -195,7 +195,7 @@ func TestImageTooManyPixels(t *testing.T) {
 	buf.Write([]byte{0, 0, 0, 13})
 	buf.Write(chunk)
 	buf.Write(binary.BigEndian.AppendUint32(nil, crc32.ChecksumIEEE(chunk)))
-	_, err := checkImage(buf.Bytes())
+	_, err := readImageHeader(buf.Bytes())
 	if err == nil || !strings.Contains(err.Error(), "20000×20000 pixels") {
 		t.Errorf("err = %v, want the size refused", err)
 	}

@@ -1,46 +1,18 @@
 package render
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
-	"errors"
 	"fmt"
-	"image"
-	"image/color"
-	"image/draw"
-	"image/jpeg"
-	"image/png"
-	"strings"
 
 	"github.com/boombuler/barcode/code128"
 
 	"folio/render/internal/qrcode"
 )
 
-// Image bounds: an image may hold at most maxImagePixels pixels and
-// maxImageSide on either side once decoded, so a small file cannot expand
-// into gigabytes of memory.
-const (
-	maxImagePixels = 25_000_000
-	maxImageSide   = 16384
-	// pixelMM is the size of a pixel when an image gives no width or height (96 dpi).
-	pixelMM = 25.4 / 96
-)
-
-// imageData is a checked image ready for the PDF writer.
-type imageData struct {
-	data []byte   // PNG or JPEG bytes fpdf can read
-	kind string   // fpdf image type: "PNG" or "JPG"
-	w, h int      // pixels
-	sum  [32]byte // SHA-256 of data: the same image is embedded once
-}
-
 // imageElement is a PNG or JPEG image from a data URI.
 type imageElement struct {
 	src           *textTemplate
-	fixed         *imageData // decoded at Compile when src holds no placeholder
-	width, height float64    // millimetres; 0 when not given
+	lit           *literalImage // when src holds no placeholder
+	width, height float64       // millimetres; 0 when not given
 	align         string
 }
 
@@ -52,11 +24,11 @@ func parseImage(c *compiler, path string, props object, _ depth) element {
 	if src, ok := c.str(props, path, "src"); ok {
 		e.src = c.compileText(path+".src", src)
 		if lit, ok := e.src.literal(); ok {
-			img, err := decodeDataURI(lit, c.limits.Bytes)
+			img, err := c.literalImage(lit)
 			if err != nil {
 				c.add(path+".src", "%v", err)
 			}
-			e.fixed = img
+			e.lit = img
 		}
 	} else if !props.present("src") {
 		c.add(path+".src", "is required: a data URI (data:image/png;base64,…) or a placeholder that yields one")
@@ -78,115 +50,26 @@ func (c *compiler) alignment(o object, path string) string {
 	return "L"
 }
 
-// decodeDataURI checks a data URI holding a PNG or JPEG and returns bytes
-// the PDF writer can embed. PNGs fpdf cannot read (16-bit, interlaced)
-// are converted.
-func decodeDataURI(src string, maxBytes int64) (*imageData, error) {
-	src = strings.TrimSpace(src)
-	if !strings.HasPrefix(src, "data:") {
-		return nil, errors.New("image source must be a data URI such as data:image/png;base64,…")
+// literalImage checks the header of an image written into the template
+// against the memory budget of a render; its pixels are read when a render
+// first draws it. Images with the same source share one literalImage.
+func (c *compiler) literalImage(src string) (*literalImage, error) {
+	if l, ok := c.images[src]; ok {
+		return l, nil
 	}
-	meta, payload, ok := strings.Cut(src[len("data:"):], ",")
-	if !ok {
-		return nil, errors.New("data URI has no comma before its data")
-	}
-	mime, params, _ := strings.Cut(meta, ";")
-	mime = strings.ToLower(strings.TrimSpace(mime))
-	if mime != "image/png" && mime != "image/jpeg" && mime != "image/jpg" {
-		return nil, fmt.Errorf("image type %q is not supported: use image/png or image/jpeg", clip(mime, 40))
-	}
-	if !strings.Contains(strings.ToLower(params), "base64") {
-		return nil, errors.New("data URI must be base64-encoded (data:image/png;base64,…)")
-	}
-	if int64(len(payload)) > maxBytes/3*4+4 {
-		return nil, fmt.Errorf("image is larger than %d bytes", maxBytes)
-	}
-	payload = strings.Map(func(r rune) rune {
-		if r == ' ' || r == '\n' || r == '\r' || r == '\t' {
-			return -1
-		}
-		return r
-	}, payload)
-	data, err := base64.StdEncoding.DecodeString(payload)
+	data, h, err := readDataURI(src, c.limits.Bytes)
 	if err != nil {
-		if data, err = base64.RawStdEncoding.DecodeString(payload); err != nil {
-			return nil, errors.New("image data is not valid base64")
-		}
-	}
-	return checkImage(data)
-}
-
-var pngSignature = []byte("\x89PNG\r\n\x1a\n")
-
-// checkImage sniffs and checks PNG or JPEG bytes.
-func checkImage(data []byte) (img *imageData, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			img, err = nil, fmt.Errorf("image cannot be read: %v", r)
-		}
-	}()
-	defer func() {
-		if img != nil {
-			img.sum = sha256.Sum256(img.data)
-		}
-	}()
-	switch {
-	case bytes.HasPrefix(data, pngSignature):
-		return checkPNG(data)
-	case bytes.HasPrefix(data, []byte{0xFF, 0xD8}):
-		cfg, err := jpeg.DecodeConfig(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("JPEG image cannot be read: %v", firstLine(err.Error()))
-		}
-		if err := checkDimensions(cfg.Width, cfg.Height); err != nil {
-			return nil, err
-		}
-		switch cfg.ColorModel {
-		case color.GrayModel, color.YCbCrModel, color.CMYKModel:
-		default:
-			return nil, errors.New("JPEG colour space is not supported")
-		}
-		return &imageData{data: data, kind: "JPG", w: cfg.Width, h: cfg.Height}, nil
-	}
-	return nil, errors.New("image data is neither PNG nor JPEG")
-}
-
-func checkDimensions(w, h int) error {
-	if w <= 0 || h <= 0 {
-		return errors.New("image has no pixels")
-	}
-	if w > maxImageSide || h > maxImageSide || w*h > maxImagePixels {
-		return fmt.Errorf("image is %d×%d pixels; at most %d pixels a side and %d megapixels are allowed", w, h, maxImageSide, maxImagePixels/1_000_000)
-	}
-	return nil
-}
-
-// checkPNG decodes a PNG completely (so fpdf never sees a broken one) and
-// converts those fpdf cannot embed as they are.
-func checkPNG(data []byte) (*imageData, error) {
-	cfg, err := png.DecodeConfig(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("PNG image cannot be read: %v", firstLine(err.Error()))
-	}
-	if err := checkDimensions(cfg.Width, cfg.Height); err != nil {
 		return nil, err
 	}
-	decoded, err := png.Decode(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("PNG image cannot be read: %v", firstLine(err.Error()))
+	if err := h.checkCost(c.limits.Memory); err != nil {
+		return nil, err
 	}
-	// IHDR: bit depth at byte 24, interlace method at byte 28.
-	if len(data) > 28 && data[24] <= 8 && data[28] == 0 {
-		return &imageData{data: data, kind: "PNG", w: cfg.Width, h: cfg.Height}, nil
+	l := &literalImage{head: h, data: data}
+	if c.images == nil {
+		c.images = map[string]*literalImage{}
 	}
-	rgba := image.NewNRGBA(decoded.Bounds())
-	draw.Draw(rgba, rgba.Bounds(), decoded, decoded.Bounds().Min, draw.Src)
-	var buf bytes.Buffer
-	enc := png.Encoder{CompressionLevel: png.BestSpeed}
-	if err := enc.Encode(&buf, rgba); err != nil {
-		return nil, fmt.Errorf("PNG image cannot be converted: %v", err)
-	}
-	return &imageData{data: buf.Bytes(), kind: "PNG", w: cfg.Width, h: cfg.Height}, nil
+	c.images[src] = l
+	return l, nil
 }
 
 // qrElement is a QR code.

@@ -2,8 +2,6 @@ package render
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"runtime"
 	"strings"
@@ -267,42 +265,18 @@ func (e *Engine) SetMemory(total int64) {
 	e.memory.setCapacity(total)
 }
 
-// imageCost estimates the memory decoding a PNG data URI takes for a
-// moment, from its header, before anything is decoded: the pixels (8 bytes
-// each at 16 bits per channel, 4 otherwise), a converted copy, and fpdf's
-// work embedding it. Other images cost their size.
-func imageCost(src string) int64 {
-	_, payload, ok := strings.Cut(src, ",")
-	if !ok {
-		return int64(len(src))
+// Reserve takes n bytes from the engine's memory pool for work outside a
+// render that holds much memory for a moment, such as decoding an uploaded
+// picture, so that it waits with the renders instead of adding to them. It
+// waits like an interactive render (Options.Interactive), after waiting
+// jobs, until the bytes are free or ctx ends, and takes at most the
+// interactive share. release gives them back; call it once.
+func (e *Engine) Reserve(ctx context.Context, n int64) (release func(), err error) {
+	r, err := e.memory.acquire(ctx, n, true, 0)
+	if err != nil {
+		return nil, err
 	}
-	payload = strings.TrimSpace(payload)
-	if len(payload) > 48 {
-		payload = payload[:48]
-	}
-	head, err := base64.StdEncoding.DecodeString(payload)
-	if err != nil || len(head) < 26 || string(head[:8]) != "\x89PNG\r\n\x1a\n" || string(head[12:16]) != "IHDR" {
-		return int64(len(src))
-	}
-	w, h := int64(binary.BigEndian.Uint32(head[16:20])), int64(binary.BigEndian.Uint32(head[20:24]))
-	if w > maxImageSide || h > maxImageSide {
-		return int64(len(src)) // refused by the decoder before it allocates
-	}
-	perPixel := int64(4)
-	if head[24] == 16 {
-		perPixel = 8
-	}
-	return w*h*(perPixel+4) + embedCost(&imageData{kind: "PNG", w: int(w), h: int(h)})
-}
-
-// embedCost estimates the memory fpdf takes for a moment to embed an
-// image: a PNG's pixels unpacked and split into colour and alpha; a JPEG is
-// copied as it is.
-func embedCost(img *imageData) int64 {
-	if img.kind == "JPG" {
-		return int64(len(img.data))
-	}
-	return int64(img.w) * int64(img.h) * 4 * 2
+	return r.release, nil
 }
 
 // pageContentReserve is the PDF page content a reservation allows for
@@ -326,8 +300,8 @@ func (t *Template) reservationFor(format Format, values map[string]any, l Limits
 	walk = func(list []*component) {
 		for _, c := range list {
 			if e, ok := c.elem.(*imageElement); ok {
-				if e.fixed != nil {
-					images = max(images, embedCost(e.fixed))
+				if e.lit != nil {
+					images = max(images, e.lit.reserve())
 				} else {
 					dynamic = true
 				}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -175,7 +176,7 @@ func contentError(c *component, prop string, tt *textTemplate, err error) error 
 // addImage embeds an image, QR code or barcode once per document under key
 // and counts it against the image limit. register does the embedding.
 // Images are keyed by the SHA-256 of their data, computed when they are
-// decoded (at Compile for literal sources).
+// decoded (once for all renders of a template for literal sources).
 func (p *pdfWriter) addImage(key any, size int, register func(name string) error) (string, error) {
 	if name, ok := p.images[key]; ok {
 		return name, nil
@@ -214,25 +215,52 @@ func place(align string, w, bw float64) float64 {
 	return 0
 }
 
+// image decodes the image e draws, under the render's memory budget: a
+// literal one once for every render of the template, one from a value once
+// per render.
+func (p *pdfWriter) image(c *component, e *imageElement, env map[string]any) (*imageData, error) {
+	if e.lit != nil {
+		img, err := e.lit.decode(&p.mem)
+		var le *LimitError
+		if err != nil && !errors.As(err, &le) {
+			return nil, contentError(c, "src", e.src, err)
+		}
+		return img, err
+	}
+	src, err := e.src.render(p.ev, env)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(src) == "" {
+		return nil, nil // a missing image draws nothing, like missing text
+	}
+	if img := p.decoded[src]; img != nil {
+		return img, nil
+	}
+	// The estimate from the first bytes refuses a bomb before anything
+	// is decoded, base64 included; the header read then counts exactly.
+	if err := p.mem.need(imageCost(src)); err != nil {
+		return nil, err
+	}
+	data, h, err := readDataURI(src, p.limits.Bytes)
+	if err != nil {
+		return nil, contentError(c, "src", e.src, err)
+	}
+	if err := p.mem.need(h.cost()); err != nil {
+		return nil, err
+	}
+	img, err := decodeImage(data, h)
+	if err != nil {
+		return nil, contentError(c, "src", e.src, err)
+	}
+	p.decoded[src] = img
+	return img, nil
+}
+
 func (p *pdfWriter) layoutImage(c *component, e *imageElement, env map[string]any, w float64, s sink) error {
-	img := e.fixed
-	if img == nil {
-		src, err := e.src.render(p.ev, env)
-		if err != nil {
-			return err
-		}
-		if strings.TrimSpace(src) == "" {
-			return nil // a missing image draws nothing, like missing text
-		}
-		if img = p.decoded[src]; img == nil {
-			if err := p.mem.need(imageCost(src)); err != nil {
-				return err
-			}
-			if img, err = decodeDataURI(src, p.limits.Bytes); err != nil {
-				return contentError(c, "src", e.src, err)
-			}
-			p.decoded[src] = img
-		}
+	img, err := p.image(c, e, env)
+	if err != nil || img == nil {
+		return err
 	}
 	name, err := p.addImage(img.sum, len(img.data), func(name string) error {
 		if err := p.mem.need(embedCost(img)); err != nil {

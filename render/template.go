@@ -40,6 +40,7 @@ type compiler struct {
 	components int
 	depth      depth
 	styles     fontStyle
+	images     map[string]*literalImage // literal images by source
 }
 
 func (c *compiler) compileExpr(path, src string) *expression {
