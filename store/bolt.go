@@ -88,7 +88,10 @@ func (b *Bolt) Ping() error {
 	})
 }
 
-// Backup writes a consistent copy of the file to path.
+// Backup writes a consistent copy of the file to path. It copies inside a
+// read transaction, which writes do not wait for (bbolt makes a writer wait
+// for readers only when it has to grow the file's memory map, and the file
+// takes milliseconds to copy).
 func (b *Bolt) Backup(path string) error {
 	return b.db.View(func(tx *bolt.Tx) error { return tx.CopyFile(path, privateFileMode) })
 }

@@ -223,17 +223,6 @@ func (db *DB) Ping(ctx context.Context) error {
 	return db.read.QueryRowContext(ctx, `SELECT 1`).Scan(&n)
 }
 
-// Backup writes a consistent copy of the database to path (VACUUM INTO),
-// safe while the server runs.
-func (db *DB) Backup(ctx context.Context, path string) error {
-	// VACUUM INTO accepts an empty file, and keeps its mode.
-	if err := privateFile(path, true); err != nil {
-		return err
-	}
-	_, err := db.write.ExecContext(ctx, `VACUUM INTO ?`, path)
-	return err
-}
-
 // tx runs fn in a write transaction and returns once it is committed.
 // Calls that wait while another transaction runs are written together
 // (docs/decisions.md, Storage): one SQLite transaction, each call in a
