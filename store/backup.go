@@ -2,11 +2,11 @@ package store
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"context"
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	gzip "github.com/klauspost/compress/gzip"
 	"io"
 	"io/fs"
 	"net/url"
