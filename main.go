@@ -398,11 +398,11 @@ func (m *Main) openRateLimits(ctx context.Context) error {
 	return nil
 }
 
-// persistLimits loads l's counters from st and saves them every 2 seconds
-// and at Close.
+// persistLimits loads l's counters from st and saves what changed every 2
+// seconds and at Close.
 func (m *Main) persistLimits(ctx context.Context, l *app.MemoryLimiter, st app.RateStore) error {
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	wait, err := app.PersistLimiter(pctx, l, st, 2*time.Second, m.Logger)
+	wait, err := app.PersistLimiter(pctx, l, st, 2*time.Second, m.Now, m.Logger)
 	if err != nil {
 		cancel()
 		return err
