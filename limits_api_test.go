@@ -432,6 +432,10 @@ func TestAdminBackupWhileServing(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "running server") {
 		t.Fatalf("backup: %d %q %q", code, stdout, stderr)
 	}
+	// The server reports the copy's progress over the socket as it goes.
+	if !strings.Contains(stderr, "backup: folio.db 100% copied") {
+		t.Fatalf("backup progress: %q", stderr)
+	}
 	// Restore into an empty directory and serve from it.
 	restored := t.TempDir()
 	f, err := os.Open(out)
@@ -470,9 +474,9 @@ func TestAdminBackupWhileServing(t *testing.T) {
 		t.Fatalf("restored jobs: %s", l.raw)
 	}
 	// Without a server, the command reads the files itself.
-	code, stdout, _ = runCLI(t, "admin", "backup", "--data", s.Config.Data, "--out", filepath.Join(t.TempDir(), "b2.tar.gz"))
-	if code != 0 || !strings.Contains(stdout, "no server running") {
-		t.Fatalf("offline backup: %d %q", code, stdout)
+	code, stdout, stderr = runCLI(t, "admin", "backup", "--data", s.Config.Data, "--out", filepath.Join(t.TempDir(), "b2.tar.gz"))
+	if code != 0 || !strings.Contains(stdout, "no server running") || !strings.Contains(stderr, "backup: folio.db 100% copied") {
+		t.Fatalf("offline backup: %d %q %q", code, stdout, stderr)
 	}
 	if code, _, errOut := runCLI(t, "admin", "backup", "--data", s.Config.Data); code != 1 || !strings.Contains(errOut, "--out") {
 		t.Fatalf("backup without --out: %q", errOut)

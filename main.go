@@ -309,8 +309,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		app.RunJanitor(jctx, m.Logger, 10*time.Minute, docs.Sweep, accounts.Sweep, sessions.Sweep, m.Server.Webhooks.Sweep)
 	}()
 	m.admin = &web.AdminSocket{Path: filepath.Join(c.Data, "admin.sock"), Logger: m.Logger,
-		Backup: func(ctx context.Context, withFiles bool, w io.Writer) error {
-			return store.WriteBackup(ctx, m.DB, m.Bolt, c.Data, withFiles, w)
+		Backup: func(ctx context.Context, withFiles bool, w io.Writer, progress func(copied, total int64)) error {
+			return store.WriteBackup(ctx, m.DB, m.Bolt, c.Data, withFiles, w, progress)
 		}}
 	if err := m.admin.Start(); err != nil {
 		// Operator commands fall back to the files; only a live backup needs it.
@@ -398,11 +398,11 @@ func (m *Main) openRateLimits(ctx context.Context) error {
 	return nil
 }
 
-// persistLimits loads l's counters from st and saves them every 2 seconds
-// and at Close.
+// persistLimits loads l's counters from st and saves what changed every 2
+// seconds and at Close.
 func (m *Main) persistLimits(ctx context.Context, l *app.MemoryLimiter, st app.RateStore) error {
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	wait, err := app.PersistLimiter(pctx, l, st, 2*time.Second, m.Logger)
+	wait, err := app.PersistLimiter(pctx, l, st, 2*time.Second, m.Now, m.Logger)
 	if err != nil {
 		cancel()
 		return err
@@ -595,7 +595,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if cmd == "backup" {
-		return backup(ctx, *data, *out, *withFiles, stdout)
+		return backup(ctx, *data, *out, *withFiles, stdout, stderr)
 	}
 	if _, err := app.FindPlan(*defaultPlan); err != nil && cmd == "create-user" {
 		return fmt.Errorf("--default-plan: %w", err)
@@ -747,12 +747,24 @@ func soak(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // backup writes a backup archive, through the running server when there is
-// one (it holds the bbolt file), else from the files directly.
-func backup(ctx context.Context, data, out string, withFiles bool, stdout io.Writer) error {
-	live := func(w io.Writer) (bool, error) {
-		return web.FetchBackup(filepath.Join(data, "admin.sock"), withFiles, w)
+// one (it holds the bbolt file), else from the files directly, printing the
+// copy's progress on stderr every tenth.
+func backup(ctx context.Context, data, out string, withFiles bool, stdout, stderr io.Writer) error {
+	printed := -1
+	progress := func(copied, total int64) {
+		pct := 100
+		if total > 0 {
+			pct = int(copied * 100 / total)
+		}
+		if pct/10 != printed/10 {
+			fmt.Fprintf(stderr, "backup: folio.db %d%% copied (%d of %d MB)\n", pct, copied>>20, total>>20)
+			printed = pct
+		}
 	}
-	fromServer, err := store.BackupFile(ctx, data, out, withFiles, live)
+	live := func(w io.Writer) (bool, error) {
+		return web.FetchBackup(filepath.Join(data, "admin.sock"), withFiles, w, progress)
+	}
+	fromServer, err := store.BackupFile(ctx, data, out, withFiles, live, progress)
 	if err != nil {
 		return err
 	}

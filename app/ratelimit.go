@@ -1,7 +1,9 @@
 package app
 
 import (
+	"container/list"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -36,30 +38,70 @@ func ErrRateLimited(d Decision) *Error {
 // MemoryLimiter is a sliding-window-counter limiter held in memory: the count
 // is the current fixed window plus the previous one weighted by how much of
 // it still overlaps the sliding window.
+//
+// Keys come from clients (an IP, an email tried at login), so the limiter
+// bounds them: expired keys are dropped within a window of expiring, and
+// past MaxKeys the key whose window ends first goes to make room. It also
+// tracks which keys changed since it was last saved, so that saving writes
+// only those (nothing when idle).
 type MemoryLimiter struct {
 	// CountRefused counts refused calls too (the API's rule: all requests
 	// count); otherwise only admitted calls use up the limit.
 	CountRefused bool
+	// MaxKeys bounds the keys held (0: DefaultMaxKeys).
+	MaxKeys int
 
 	mu      sync.Mutex
 	windows map[string]*window
-	sweep   time.Time
+	// order holds the keys of each window size, least recently called
+	// first: as a call moves its key's window to the current one, that is
+	// also the order in which they expire.
+	order map[time.Duration]*list.List
+	dirty map[string]struct{} // changed or removed since the last save
+	sweep time.Time
 }
 
+// DefaultMaxKeys bounds a limiter's keys unless MaxKeys says otherwise:
+// about 20 MB with email-sized keys, up to twice that while a flood of new
+// keys waits for the next save (changed and dropped keys are remembered
+// until then).
+const DefaultMaxKeys = 100_000
+
+// legacyWindow is the window given to restored keys saved without one
+// (before it was kept): the longest any limiter uses, so none is dropped
+// early; the key's next call sets its own.
+const legacyWindow = time.Hour
+
 type window struct {
+	key        string
 	start      time.Time
 	size       time.Duration // the window of the key's last call
 	prev, curr int
+	elem       *list.Element // in order[size]
+	saved      bool          // written to the store by a save (and not deleted since)
 }
 
 // WindowState is one key's counters, for persisting the limiter.
 type WindowState struct {
 	Start time.Time `json:"s"`
 	// Window is the key's window in seconds (0 in files written before it
-	// was kept: the key is then swept by the next call's window).
+	// was kept: the key is then given legacyWindow).
 	Window int `json:"w,omitempty"`
 	Prev   int `json:"p"`
 	Curr   int `json:"c"`
+}
+
+func (w *window) state() WindowState {
+	return WindowState{Start: w.start, Window: int(w.size / time.Second), Prev: w.prev, Curr: w.curr}
+}
+
+// expires is when the key's counters stop counting: two of its windows
+// after the current one began.
+func (w *window) expires() time.Time { return w.start.Add(2 * w.size) }
+
+// NewMemoryLimiter returns an empty limiter.
+func NewMemoryLimiter() *MemoryLimiter {
+	return &MemoryLimiter{windows: map[string]*window{}, order: map[time.Duration]*list.List{}, dirty: map[string]struct{}{}}
 }
 
 // Snapshot copies every key's counters.
@@ -68,48 +110,61 @@ func (l *MemoryLimiter) Snapshot() map[string]WindowState {
 	defer l.mu.Unlock()
 	out := make(map[string]WindowState, len(l.windows))
 	for k, w := range l.windows {
-		out[k] = WindowState{Start: w.start, Window: int(w.size / time.Second), Prev: w.prev, Curr: w.curr}
+		out[k] = w.state()
 	}
 	return out
 }
 
-// Restore loads counters saved by Snapshot (at start-up).
+// Restore loads saved counters (at start-up). Keys past MaxKeys are dropped
+// (and deleted from the store by the next save), those whose windows end
+// first.
 func (l *MemoryLimiter) Restore(m map[string]WindowState) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for k, s := range m {
-		l.windows[k] = &window{start: s.Start, size: time.Duration(s.Window) * time.Second, prev: s.Prev, curr: s.Curr}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	// Oldest first, as the order lists keep them.
+	slices.SortFunc(keys, func(a, b string) int { return m[a].Start.Compare(m[b].Start) })
+	for _, k := range keys {
+		s := m[k]
+		if w := l.windows[k]; w != nil {
+			l.remove(w)
+		}
+		l.makeRoom()
+		w := &window{key: k, start: s.Start, size: time.Duration(s.Window) * time.Second, prev: s.Prev, curr: s.Curr, saved: true}
+		if w.size <= 0 {
+			w.size = legacyWindow
+		}
+		l.add(w)
 	}
 }
-
-// NewMemoryLimiter returns an empty limiter.
-func NewMemoryLimiter() *MemoryLimiter { return &MemoryLimiter{windows: map[string]*window{}} }
 
 // Allow counts one call for key and reports whether it is within limit.
 func (l *MemoryLimiter) Allow(key string, limit int, win time.Duration, now time.Time) Decision {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if now.Sub(l.sweep) > 10*win {
-		// Keys of one limiter may use different windows (login: 15 minutes,
-		// mail: an hour): each is dropped once two of its own windows passed.
-		for k, w := range l.windows {
-			size := w.size
-			if size == 0 {
-				size = win
-			}
-			if now.Sub(w.start) > 2*size {
-				delete(l.windows, k)
-			}
-		}
-		l.sweep = now
+	if now.Sub(l.sweep) >= win {
+		l.sweepExpired(now)
 	}
 	start := now.Truncate(win)
 	w := l.windows[key]
-	if w == nil {
-		w = &window{start: start}
-		l.windows[key] = w
+	switch {
+	case w == nil:
+		l.makeRoom()
+		w = &window{key: key, start: start, size: win}
+		l.add(w)
+	case w.size != win:
+		// Keys of one limiter may use different windows (login: 15 minutes,
+		// mail: an hour); a key whose window changes changes lists.
+		l.order[w.size].Remove(w.elem)
+		w.size = win
+		w.elem = l.list(win).PushBack(w)
+	default:
+		l.order[win].MoveToBack(w.elem)
 	}
-	w.size = win
+	l.dirty[key] = struct{}{}
 	switch d := start.Sub(w.start); {
 	case d == win:
 		w.prev, w.curr, w.start = w.curr, 0, start
@@ -129,6 +184,115 @@ func (l *MemoryLimiter) Allow(key string, limit int, win time.Duration, now time
 	dec.Allowed = true
 	dec.Remaining = int(math.Max(0, math.Floor(float64(limit)-used-1)))
 	return dec
+}
+
+// Save drops the keys expired at now and writes to st what changed since
+// the last save: the changed keys' counters and the deletion of the keys
+// dropped. With no change it does not call st at all. On failure the
+// changes are kept for the next save.
+func (l *MemoryLimiter) Save(st RateStore, now time.Time) error {
+	put, del := l.changes(now)
+	if len(put) == 0 && len(del) == 0 {
+		return nil
+	}
+	if err := st.SaveRateWindows(put, del); err != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for k := range put {
+			if l.windows[k] != nil {
+				l.dirty[k] = struct{}{}
+			}
+		}
+		for _, k := range del {
+			if l.windows[k] == nil {
+				l.dirty[k] = struct{}{}
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+// changes sweeps and takes the changes since the last call.
+func (l *MemoryLimiter) changes(now time.Time) (put map[string]WindowState, del []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sweepExpired(now)
+	if len(l.dirty) == 0 {
+		return nil, nil
+	}
+	put = map[string]WindowState{}
+	for k := range l.dirty {
+		if w := l.windows[k]; w != nil {
+			put[k] = w.state()
+			w.saved = true
+		} else {
+			del = append(del, k)
+		}
+	}
+	clear(l.dirty)
+	return put, del
+}
+
+// sweepExpired drops the keys expired at now. Each list is in expiry
+// order, so this looks at no more than one live key per window size.
+func (l *MemoryLimiter) sweepExpired(now time.Time) {
+	for _, lst := range l.order {
+		for e := lst.Front(); e != nil; e = lst.Front() {
+			w := e.Value.(*window)
+			if !now.After(w.expires()) {
+				break
+			}
+			l.remove(w)
+		}
+	}
+	l.sweep = now
+}
+
+// makeRoom drops the key whose window ends first when the limiter is full.
+func (l *MemoryLimiter) makeRoom() {
+	max := l.MaxKeys
+	if max <= 0 {
+		max = DefaultMaxKeys
+	}
+	for len(l.windows) >= max {
+		var first *window
+		for _, lst := range l.order {
+			if e := lst.Front(); e != nil {
+				if w := e.Value.(*window); first == nil || w.expires().Before(first.expires()) {
+					first = w
+				}
+			}
+		}
+		l.remove(first)
+	}
+}
+
+func (l *MemoryLimiter) list(size time.Duration) *list.List {
+	lst := l.order[size]
+	if lst == nil {
+		lst = list.New()
+		l.order[size] = lst
+	}
+	return lst
+}
+
+// add holds w as its size's most recently called key.
+func (l *MemoryLimiter) add(w *window) {
+	w.elem = l.list(w.size).PushBack(w)
+	l.windows[w.key] = w
+}
+
+// remove drops w; the next save deletes it from the store when a save
+// wrote it there.
+func (l *MemoryLimiter) remove(w *window) {
+	l.order[w.size].Remove(w.elem)
+	delete(l.windows, w.key)
+	if w.saved {
+		l.dirty[w.key] = struct{}{}
+	} else {
+		delete(l.dirty, w.key)
+	}
 }
 
 // used is the weighted count at t, a time in the window that starts at

@@ -1,8 +1,12 @@
 package app
 
 import (
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -180,5 +184,168 @@ func TestLoadRateTable(t *testing.T) {
 		if _, err := load(tt.body); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want it to say %q", tt.body, err, tt.want)
 		}
+	}
+}
+
+// fakeRates is a RateStore in memory that counts its saves.
+type fakeRates struct {
+	m     map[string]WindowState
+	saves int
+	last  struct {
+		put map[string]WindowState
+		del []string
+	}
+}
+
+func (f *fakeRates) SaveRateWindows(put map[string]WindowState, del []string) error {
+	if f.m == nil {
+		f.m = map[string]WindowState{}
+	}
+	f.saves++
+	f.last.put, f.last.del = put, del
+	for _, k := range del {
+		delete(f.m, k)
+	}
+	maps.Copy(f.m, put)
+	return nil
+}
+
+func (f *fakeRates) LoadRateWindows() (map[string]WindowState, error) { return maps.Clone(f.m), nil }
+
+// TestLimiterSavesOnlyWhatChanged: a save writes the keys called since the
+// last one and deletes the keys expired since; with nothing changed it
+// does not touch the store.
+func TestLimiterSavesOnlyWhatChanged(t *testing.T) {
+	l := NewMemoryLimiter()
+	st := &fakeRates{}
+	save := func(at time.Duration) {
+		t.Helper()
+		if err := l.Save(st, t0.Add(at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		save(time.Duration(i) * time.Second)
+	}
+	if st.saves != 0 {
+		t.Fatalf("an empty limiter saved %d times", st.saves)
+	}
+	l.Allow("a", 10, time.Minute, t0)
+	l.Allow("b", 10, time.Minute, t0)
+	save(time.Second)
+	if st.saves != 1 || len(st.last.put) != 2 || len(st.last.del) != 0 {
+		t.Fatalf("after two calls: %d saves, last %+v", st.saves, st.last)
+	}
+	for i := range 5 {
+		save(time.Duration(2+i) * time.Second)
+	}
+	if st.saves != 1 {
+		t.Fatalf("an idle limiter saved %d more times", st.saves-1)
+	}
+	l.Allow("a", 10, time.Minute, t0.Add(10*time.Second))
+	save(11 * time.Second)
+	if st.saves != 2 || len(st.last.put) != 1 || st.last.put["a"].Curr != 2 || len(st.last.del) != 0 {
+		t.Fatalf("after a call of a: %d saves, last %+v", st.saves, st.last)
+	}
+	// A key called and expired between two saves never reaches the store.
+	l.Allow("c", 10, time.Minute, t0.Add(20*time.Second))
+	// Two windows after their last one began (t0), a and b have expired, c too.
+	save(3 * time.Minute)
+	if st.saves != 3 || len(st.last.put) != 0 || !slices.Equal(sorted(st.last.del), []string{"a", "b"}) {
+		t.Fatalf("after expiry: %d saves, last %+v", st.saves, st.last)
+	}
+	if len(st.m) != 0 || len(l.Snapshot()) != 0 {
+		t.Fatalf("left: store %v, limiter %v", st.m, l.Snapshot())
+	}
+	save(4 * time.Minute)
+	if st.saves != 3 {
+		t.Fatal("an emptied limiter saved again")
+	}
+}
+
+func sorted(s []string) []string { slices.Sort(s); return s }
+
+// TestLimiterKeysAreBounded: a burst of a million distinct keys (an
+// attacker trying emails) leaves the limiter, its pending changes and the
+// store at most DefaultMaxKeys keys each, memory flat, and a key still in
+// use kept: those whose windows end first make room.
+func TestLimiterKeysAreBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a million calls")
+	}
+	l := NewMemoryLimiter()
+	st := &fakeRates{}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	const burst = 1_000_000
+	base := heap()
+	var atCap uint64
+	for i := range burst {
+		now := t0.Add(time.Duration(i) * time.Millisecond) // 1,000 keys a second for 17 minutes
+		l.Allow(fmt.Sprintf("login:email:%d@example.com", i), 10, 15*time.Minute, now)
+		if i%1000 == 0 {
+			l.Allow("login:email:victim@example.com", 10, 15*time.Minute, now)
+		}
+		if i%100_000 == 99_999 {
+			l.mu.Lock()
+			n, dirty := len(l.windows), len(l.dirty)
+			l.mu.Unlock()
+			if n > DefaultMaxKeys || dirty > 2*DefaultMaxKeys {
+				t.Fatalf("after %d keys: %d held, %d changes pending", i+1, n, dirty)
+			}
+			if err := l.Save(st, now); err != nil {
+				t.Fatal(err)
+			}
+			st.last.put, st.last.del = nil, nil
+			if len(st.m) > DefaultMaxKeys {
+				t.Fatalf("after %d keys: %d stored", i+1, len(st.m))
+			}
+			if i == 199_999 {
+				atCap = heap()
+			}
+		}
+	}
+	end := heap()
+	t.Logf("heap (limiter and the fake store's copy) grew by %d MB after 200,000 keys, %d MB after %d", (atCap-base)>>20, (end-base)>>20, burst)
+	if end > atCap+atCap/2 {
+		t.Fatalf("heap grew from %d to %d MB between 200,000 and %d keys", atCap>>20, end>>20, burst)
+	}
+	snap := l.Snapshot()
+	if len(snap) != DefaultMaxKeys {
+		t.Fatalf("%d keys held, want %d", len(snap), DefaultMaxKeys)
+	}
+	if _, ok := snap["login:email:victim@example.com"]; !ok {
+		t.Fatal("the key in use was dropped")
+	}
+	if _, ok := snap[fmt.Sprintf("login:email:%d@example.com", burst-1)]; !ok {
+		t.Fatal("the newest key is missing")
+	}
+	if _, ok := snap["login:email:0@example.com"]; ok {
+		t.Fatal("the oldest key was kept")
+	}
+}
+
+// TestLimiterMakesRoomFromTheEnd: at MaxKeys a new key drops expired keys
+// first, then the key whose counters stop counting first (a one-minute
+// window before an hour's, whichever was called last).
+func TestLimiterMakesRoomFromTheEnd(t *testing.T) {
+	l := NewMemoryLimiter()
+	l.MaxKeys = 2
+	l.Allow("mail", 1, time.Hour, t0)
+	l.Allow("api", 1, time.Minute, t0.Add(10*time.Second))
+	l.Allow("new", 1, time.Minute, t0.Add(20*time.Second))
+	if got := sorted(slices.Collect(maps.Keys(l.Snapshot()))); !slices.Equal(got, []string{"mail", "new"}) {
+		t.Fatalf("kept %v, want mail and new", got)
+	}
+	l.MaxKeys = 3
+	l.Allow("api", 1, time.Minute, t0.Add(30*time.Second))
+	// At t0+3m the one-minute keys have expired; the hour's has not.
+	l.Allow("later", 1, time.Minute, t0.Add(3*time.Minute))
+	if got := sorted(slices.Collect(maps.Keys(l.Snapshot()))); !slices.Equal(got, []string{"later", "mail"}) {
+		t.Fatalf("kept %v, want later and mail", got)
 	}
 }

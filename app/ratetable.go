@@ -127,14 +127,16 @@ func (t *RateTable) Limit(class, kind string) int {
 
 // RateStore persists limiter counters (bbolt) so limits survive restarts.
 type RateStore interface {
-	SaveRateWindows(m map[string]WindowState) error
+	// SaveRateWindows writes put's keys and deletes del's in one
+	// transaction.
+	SaveRateWindows(put map[string]WindowState, del []string) error
 	LoadRateWindows() (map[string]WindowState, error)
 }
 
-// PersistLimiter restores l from the store, then saves it every interval and
-// once more when ctx ends, so counts survive restarts (a crash loses at most
-// one interval).
-func PersistLimiter(ctx context.Context, l *MemoryLimiter, st RateStore, every time.Duration, logger *slog.Logger) (wait func(), err error) {
+// PersistLimiter restores l from the store, then saves what changed (Save)
+// every interval and once more when ctx ends, so counts survive restarts
+// (a crash loses at most one interval). An idle limiter writes nothing.
+func PersistLimiter(ctx context.Context, l *MemoryLimiter, st RateStore, every time.Duration, now func() time.Time, logger *slog.Logger) (wait func(), err error) {
 	m, err := st.LoadRateWindows()
 	if err != nil {
 		return nil, err
@@ -148,12 +150,12 @@ func PersistLimiter(ctx context.Context, l *MemoryLimiter, st RateStore, every t
 		for {
 			select {
 			case <-ctx.Done():
-				if err := st.SaveRateWindows(l.Snapshot()); err != nil {
+				if err := l.Save(st, now()); err != nil {
 					logger.Error("save rate limits", "err", err)
 				}
 				return
 			case <-t.C:
-				if err := st.SaveRateWindows(l.Snapshot()); err != nil {
+				if err := l.Save(st, now()); err != nil {
 					logger.Error("save rate limits", "err", err)
 				}
 			}

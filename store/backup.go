@@ -2,27 +2,111 @@ package store
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"context"
+	"database/sql/driver"
+	"errors"
 	"fmt"
+	gzip "github.com/klauspost/compress/gzip"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
+
+	"modernc.org/sqlite"
 )
+
+// backupStep is how many pages one step of a backup copies (4 MB of 4 KB
+// pages); between steps the copy reports progress and checks its context.
+var backupStep int32 = 1024
+
+// Backup writes a consistent copy of the database to path, safe while the
+// server runs, and calls progress (when not nil) after each step with the
+// bytes copied so far and the database's size.
+//
+// The copy is SQLite's online backup, page by page, on a connection of the
+// reader pool inside one read transaction. In WAL mode a reader neither
+// waits for the writer nor holds it up: writes go on committing during the
+// copy, which holds the database as it was when the copy began (a write by
+// another connection would restart a copy made without that transaction).
+// VACUUM INTO on the writer connection, as before, held every write back
+// for the whole copy (docs/decisions.md, Storage).
+func (db *DB) Backup(ctx context.Context, path string, progress func(copied, total int64)) error {
+	if err := privateFile(path, true); err != nil { // SQLite writes into the file and keeps its mode
+		return err
+	}
+	conn, err := db.read.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN`); err != nil {
+		return err
+	}
+	defer func() {
+		if _, err := conn.ExecContext(context.Background(), `ROLLBACK`); err != nil {
+			// A reader left inside the transaction would serve this
+			// snapshot forever: the pool drops it instead.
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	// BEGIN starts nothing yet: the first read fixes the snapshot that
+	// every step then copies.
+	var pageSize int64
+	if err := conn.QueryRowContext(ctx, `SELECT page_size FROM pragma_page_size(), (SELECT COUNT(*) FROM sqlite_schema)`).Scan(&pageSize); err != nil {
+		return err
+	}
+	return conn.Raw(func(dc any) error {
+		src, ok := dc.(interface {
+			NewBackup(dst string) (*sqlite.Backup, error)
+		})
+		if !ok {
+			return errors.New("store: the SQLite driver has no online backup")
+		}
+		bk, err := src.NewBackup(scratchURI(path))
+		if err != nil {
+			return err
+		}
+		for {
+			more, err := bk.Step(backupStep)
+			if err == nil && progress != nil {
+				total := int64(bk.PageCount())
+				progress((total-int64(bk.Remaining()))*pageSize, total*pageSize)
+			}
+			if err == nil && more {
+				err = ctx.Err()
+			}
+			if err != nil || !more {
+				return errors.Join(err, bk.Finish())
+			}
+		}
+	})
+}
+
+// scratchURI names path for a connection that writes a throw-away copy:
+// no rollback journal and no fsync. The copy is read into the archive and
+// deleted; only the archive needs to reach the disk (BackupFile syncs it).
+func scratchURI(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(OFF)")
+	q.Add("_pragma", "synchronous(OFF)")
+	return (&url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q.Encode()}).String()
+}
 
 // WriteBackup writes a gzipped tar of a consistent copy of the SQLite and
 // bbolt databases (safe while serving) plus the keys and TLS material; with
-// withFiles, the generated documents too. Restore: stop folio, extract the
-// archive into an empty data directory, start folio.
-func WriteBackup(ctx context.Context, db *DB, b *Bolt, dataDir string, withFiles bool, w io.Writer) error {
+// withFiles, the generated documents too. progress, when not nil, follows
+// the copy of the SQLite database (DB.Backup), the part that takes long.
+// Restore: stop folio, extract the archive into an empty data directory,
+// start folio.
+func WriteBackup(ctx context.Context, db *DB, b *Bolt, dataDir string, withFiles bool, w io.Writer, progress func(copied, total int64)) error {
 	tmp, err := os.MkdirTemp(dataDir, ".backup-*")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if err := db.Backup(ctx, filepath.Join(tmp, "folio.db")); err != nil {
+	if err := db.Backup(ctx, filepath.Join(tmp, "folio.db"), progress); err != nil {
 		return err
 	}
 	if err := b.Backup(filepath.Join(tmp, "queue.db")); err != nil {
@@ -89,7 +173,9 @@ func WriteBackup(ctx context.Context, db *DB, b *Bolt, dataDir string, withFiles
 // the bbolt file, so live, when set, is asked first to stream the archive
 // from it; it reports served false when no server answered, and the archive
 // is then written from the files directly. fromServer says which happened.
-func BackupFile(ctx context.Context, dataDir, out string, withFiles bool, live func(w io.Writer) (served bool, err error)) (fromServer bool, err error) {
+// progress follows the copy of the SQLite database written from the files
+// (live reports its own).
+func BackupFile(ctx context.Context, dataDir, out string, withFiles bool, live func(w io.Writer) (served bool, err error), progress func(copied, total int64)) (fromServer bool, err error) {
 	if out == "" {
 		return false, fmt.Errorf("backup needs --out FILE")
 	}
@@ -113,7 +199,7 @@ func BackupFile(ctx context.Context, dataDir, out string, withFiles bool, live f
 		}
 	}
 	if !fromServer {
-		if err := backupOffline(ctx, dataDir, withFiles, f); err != nil {
+		if err := backupOffline(ctx, dataDir, withFiles, f, progress); err != nil {
 			return false, err
 		}
 	}
@@ -125,7 +211,7 @@ func BackupFile(ctx context.Context, dataDir, out string, withFiles bool, live f
 
 // backupOffline writes the archive from the database files of a data
 // directory no server has open.
-func backupOffline(ctx context.Context, dataDir string, withFiles bool, w io.Writer) error {
+func backupOffline(ctx context.Context, dataDir string, withFiles bool, w io.Writer, progress func(copied, total int64)) error {
 	db, err := Open(ctx, filepath.Join(dataDir, "folio.db"))
 	if err != nil {
 		return err
@@ -136,7 +222,7 @@ func backupOffline(ctx context.Context, dataDir string, withFiles bool, w io.Wri
 		return err
 	}
 	defer b.Close()
-	return WriteBackup(ctx, db, b, dataDir, withFiles, w)
+	return WriteBackup(ctx, db, b, dataDir, withFiles, w, progress)
 }
 
 // BackupName is a default archive name.

@@ -88,7 +88,10 @@ func (b *Bolt) Ping() error {
 	})
 }
 
-// Backup writes a consistent copy of the file to path.
+// Backup writes a consistent copy of the file to path. It copies inside a
+// read transaction, which writes do not wait for (bbolt makes a writer wait
+// for readers only when it has to grow the file's memory map, and the file
+// takes milliseconds to copy).
 func (b *Bolt) Backup(path string) error {
 	return b.db.View(func(tx *bolt.Tx) error { return tx.CopyFile(path, privateFileMode) })
 }
@@ -103,9 +106,9 @@ func removeIfExists(path string) error {
 
 var _ app.RateStore = (*Bolt)(nil)
 
-// SaveRateWindows replaces the stored API rate-limit counters with m.
-func (b *Bolt) SaveRateWindows(m map[string]app.WindowState) error {
-	return b.saveWindows(bucketRateLimit, m)
+// SaveRateWindows writes and deletes API rate-limit counters.
+func (b *Bolt) SaveRateWindows(put map[string]app.WindowState, del []string) error {
+	return b.saveWindows(bucketRateLimit, put, del)
 }
 
 // LoadRateWindows reads the stored API rate-limit counters.
@@ -114,29 +117,33 @@ func (b *Bolt) LoadRateWindows() (map[string]app.WindowState, error) {
 }
 
 // AuthLimits stores the login and account throttles' counters, apart from
-// the API's (each limiter replaces its whole set when it saves).
+// the API's.
 func (b *Bolt) AuthLimits() app.RateStore { return authLimits{b} }
 
 type authLimits struct{ b *Bolt }
 
-func (a authLimits) SaveRateWindows(m map[string]app.WindowState) error {
-	return a.b.saveWindows(bucketAuthLimit, m)
+func (a authLimits) SaveRateWindows(put map[string]app.WindowState, del []string) error {
+	return a.b.saveWindows(bucketAuthLimit, put, del)
 }
 
 func (a authLimits) LoadRateWindows() (map[string]app.WindowState, error) {
 	return a.b.loadWindows(bucketAuthLimit)
 }
 
-func (b *Bolt) saveWindows(bucket []byte, m map[string]app.WindowState) error {
+// saveWindows puts and deletes keys of a limits bucket in one transaction,
+// and opens none when there is nothing to write.
+func (b *Bolt) saveWindows(bucket []byte, put map[string]app.WindowState, del []string) error {
+	if len(put) == 0 && len(del) == 0 {
+		return nil
+	}
 	return b.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.DeleteBucket(bucket); err != nil {
-			return err
+		bk := tx.Bucket(bucket)
+		for _, k := range del {
+			if err := bk.Delete([]byte(k)); err != nil {
+				return err
+			}
 		}
-		bk, err := tx.CreateBucket(bucket)
-		if err != nil {
-			return err
-		}
-		for k, w := range m {
+		for k, w := range put {
 			v, _ := json.Marshal(w)
 			if err := bk.Put([]byte(k), v); err != nil {
 				return err

@@ -52,7 +52,7 @@ func TestPermDatabases(t *testing.T) {
 		wantMode(t, p, 0o600)
 	}
 	copyPath := filepath.Join(dir, "copy.db")
-	if err := db.Backup(ctx, copyPath); err != nil {
+	if err := db.Backup(ctx, copyPath, nil); err != nil {
 		t.Fatal(err)
 	}
 	wantMode(t, copyPath, 0o600)
@@ -164,7 +164,7 @@ func TestPermBackupFile(t *testing.T) {
 	if err := os.WriteFile(out+".partial", []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := BackupFile(ctx, data, out, false, nil); err != nil {
+	if _, err := BackupFile(ctx, data, out, false, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	wantMode(t, out, 0o600)

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -223,22 +224,16 @@ func (db *DB) Ping(ctx context.Context) error {
 	return db.read.QueryRowContext(ctx, `SELECT 1`).Scan(&n)
 }
 
-// Backup writes a consistent copy of the database to path (VACUUM INTO),
-// safe while the server runs.
-func (db *DB) Backup(ctx context.Context, path string) error {
-	// VACUUM INTO accepts an empty file, and keeps its mode.
-	if err := privateFile(path, true); err != nil {
-		return err
-	}
-	_, err := db.write.ExecContext(ctx, `VACUUM INTO ?`, path)
-	return err
-}
-
 // tx runs fn in a write transaction and returns once it is committed.
 // Calls that wait while another transaction runs are written together
 // (docs/decisions.md, Storage): one SQLite transaction, each call in a
 // savepoint of its own, so each still commits or rolls back alone, while
 // the pages they share (index leaves, counters) reach the WAL once.
+//
+// Until the writer starts fn, the call waits only as long as ctx allows:
+// it returns ctx.Err() and fn never runs. Once fn has started it runs to
+// the end and tx returns its outcome, whatever ctx does meanwhile (see
+// Tx: interrupting it would undo other callers' writes).
 func (db *DB) tx(ctx context.Context, fn func(*Tx) error) error {
 	r := &writeReq{ctx: ctx, fn: fn, done: make(chan writeResult, 1)}
 	db.sendMu.RLock()
@@ -246,9 +241,22 @@ func (db *DB) tx(ctx context.Context, fn func(*Tx) error) error {
 		db.sendMu.RUnlock()
 		return errDBClosed
 	}
-	db.writes <- r
-	db.sendMu.RUnlock()
-	res := <-r.done
+	select {
+	case db.writes <- r:
+		db.sendMu.RUnlock()
+	case <-ctx.Done():
+		db.sendMu.RUnlock()
+		return ctx.Err()
+	}
+	var res writeResult
+	select {
+	case res = <-r.done:
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(reqQueued, reqAbandoned) {
+			return ctx.Err() // the writer will pass over it
+		}
+		res = <-r.done // started: it finishes
+	}
 	if res.panic != nil {
 		panic(res.panic)
 	}
@@ -261,9 +269,30 @@ const maxGroup = 64
 var errDBClosed = errors.New("store: the database is closed")
 
 type writeReq struct {
-	ctx  context.Context
-	fn   func(*Tx) error
-	done chan writeResult
+	ctx   context.Context
+	fn    func(*Tx) error
+	done  chan writeResult // buffered: the writer never waits for the caller
+	state atomic.Int32     // reqQueued, then reqStarted (writer) or reqAbandoned (caller)
+}
+
+// States of a writeReq: whichever of the writer and the caller moves it
+// out of reqQueued first decides whether fn runs.
+const (
+	reqQueued int32 = iota
+	reqStarted
+	reqAbandoned
+)
+
+// start marks r as taken by the writer, or reports that it must be passed
+// over: its caller gave up waiting or its context has ended.
+func (r *writeReq) start() bool {
+	return r.ctx.Err() == nil && r.state.CompareAndSwap(reqQueued, reqStarted)
+}
+
+// waiting reports whether r may still start (for dropping requests before
+// a transaction begins; start decides).
+func (r *writeReq) waiting() bool {
+	return r.ctx.Err() == nil && r.state.Load() == reqQueued
 }
 
 type writeResult struct {
@@ -311,7 +340,19 @@ func (db *DB) runGroup(group []*writeReq) {
 }
 
 // runCalls runs a group's calls in one transaction and answers each.
+// Calls whose callers stopped waiting before their turn are passed over;
+// a group left with none begins no transaction.
 func (db *DB) runCalls(group []*writeReq) {
+	group = slices.DeleteFunc(group, func(r *writeReq) bool {
+		if r.waiting() {
+			return false
+		}
+		r.done <- writeResult{err: skipped(r)}
+		return true
+	})
+	if len(group) == 0 {
+		return
+	}
 	results := make([]writeResult, len(group))
 	finish := func(commitErr error) {
 		for i, r := range group {
@@ -332,6 +373,11 @@ func (db *DB) runCalls(group []*writeReq) {
 	defer stx.Rollback()
 	failed := func(i int) bool { return results[i].err != nil || results[i].panic != nil }
 	if len(group) == 1 {
+		if !group[0].start() {
+			results[0].err = skipped(group[0])
+			finish(nil)
+			return
+		}
 		if results[0] = call(group[0], tx); failed(0) {
 			finish(nil)
 			return
@@ -346,8 +392,8 @@ func (db *DB) runCalls(group []*writeReq) {
 		return nil
 	}
 	for i, r := range group {
-		if err := r.ctx.Err(); err != nil {
-			results[i].err = err
+		if !r.start() {
+			results[i].err = skipped(r)
 			continue
 		}
 		if err := savepoint(`SAVEPOINT call`); err != nil {
@@ -366,6 +412,14 @@ func (db *DB) runCalls(group []*writeReq) {
 		}
 	}
 	finish(stx.Commit())
+}
+
+// skipped is the outcome of a call passed over: its context's error.
+func skipped(r *writeReq) error {
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	return context.Canceled // abandoned implies an ended context; not reached
 }
 
 // call runs one caller's fn, turning a panic into a result.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -284,5 +285,113 @@ func TestGroupedWritesKeepEachCallAtomic(t *testing.T) {
 	}
 	if strings.Join(keys, ",") != "a,e" {
 		t.Fatalf("rows = %v, want a and e only", keys)
+	}
+}
+
+// holdWriter makes the writer run a transaction that lasts until the
+// returned release is called, so that the calls after it wait.
+func holdWriter(t *testing.T, db *DB) (release func()) {
+	t.Helper()
+	held, done := make(chan struct{}), make(chan struct{})
+	finished := make(chan error, 1)
+	go func() { finished <- db.tx(context.Background(), func(*Tx) error { close(held); <-done; return nil }) }()
+	<-held
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			close(done)
+			if err := <-finished; err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// A call waiting for the writer gives up when its context ends, whether it
+// waits in the queue or to get into it (the queue is full), and its write
+// never happens; calls with time to wait are written once the writer is
+// free.
+func TestWaitingWritesHonourTheirContext(t *testing.T) {
+	ctx := context.Background()
+	db := mustDB(t)
+	if _, err := db.write.ExecContext(ctx, `CREATE TABLE waits (k TEXT PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(ctx context.Context, k string) error {
+		return db.tx(ctx, func(tx *Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO waits (k) VALUES (?)`, k)
+			return err
+		})
+	}
+	// giveUp calls insert with a deadline and returns its error, failing
+	// the test if it is still waiting long after the deadline.
+	giveUp := func(k string) error {
+		dctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		defer cancel()
+		errc := make(chan error, 1)
+		go func() { errc <- insert(dctx, k) }()
+		select {
+		case err := <-errc:
+			return err
+		case <-time.After(time.Minute): // a guard against hanging, not a measure
+			t.Fatalf("%s: still waiting a minute after its deadline", k)
+			return nil
+		}
+	}
+	release := holdWriter(t, db)
+
+	// In the queue: the writer is busy, the queue has room.
+	if err := giveUp("queued"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("queued call: %v, want context.DeadlineExceeded", err)
+	}
+	// Before the queue: it is full of calls that wait without a deadline.
+	var wg sync.WaitGroup
+	for i := range maxGroup {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := insert(ctx, fmt.Sprint("patient-", i)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	for len(db.writes) < maxGroup {
+		time.Sleep(time.Millisecond)
+	}
+	if err := giveUp("blocked"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("call before a full queue: %v, want context.DeadlineExceeded", err)
+	}
+	release()
+	wg.Wait()
+	var patient, gone int
+	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FILTER (WHERE k LIKE 'patient-%'), COUNT(*) FILTER (WHERE k IN ('queued', 'blocked')) FROM waits`).Scan(&patient, &gone); err != nil {
+		t.Fatal(err)
+	}
+	if patient != maxGroup || gone != 0 {
+		t.Fatalf("%d patient writes (want %d), %d writes of callers that gave up (want 0)", patient, maxGroup, gone)
+	}
+}
+
+// A call the writer has started runs to the end when its context ends
+// meanwhile, and its caller gets its outcome.
+func TestStartedWriteIgnoresItsContext(t *testing.T) {
+	db := mustDB(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := db.write.ExecContext(ctx, `CREATE TABLE started (k TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	err := db.tx(ctx, func(tx *Tx) error {
+		cancel()
+		_, err := tx.ExecContext(ctx, `INSERT INTO started (k) VALUES ('x')`)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("started call: %v, want its own outcome (nil)", err)
+	}
+	var n int
+	if err := db.read.QueryRowContext(context.Background(), `SELECT COUNT(*) FROM started`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d rows (%v), want 1", n, err)
 	}
 }
