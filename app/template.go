@@ -310,7 +310,7 @@ var slugRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 // reservedSlugs are static path segments under /api/templates/; a template
 // with such a slug could not be addressed by it.
 var reservedSlugs = []string{"attachment", "email", "shared", "shares", "import", "bulk-delete", "bulk-categories",
-	"validate-schema", "validate-variables"}
+	"validate-schema", "validate-variables", "preview"}
 
 // templateSlug checks a requested slug, or makes one from the name.
 func templateSlug(want *string, name string) (string, error) {
