@@ -65,10 +65,16 @@ func (d *Dashboard) accountPassword(c *call) error {
 	return c.redirect("/app/account", "ok", "Password changed. Your other sessions are signed out.")
 }
 
-// accountResend serves POST /app/account/resend-verification.
+// accountResend serves POST /app/account/resend-verification. The link
+// leads back to the page it was asked from (an invitation, say).
 func (d *Dashboard) accountResend(c *call) error {
-	err := d.Auth.ResendVerification(c.r.Context())
-	return c.done(err, backTo(c, "/app/account"), "We sent a new verification link to "+c.User.Email+".")
+	back := backTo(c, "/app/account")
+	next := ""
+	if back != "/app/account" {
+		next = back
+	}
+	err := d.Auth.ResendVerification(c.r.Context(), next)
+	return c.done(err, back, "We sent a new verification link to "+c.User.Email+".")
 }
 
 // twoFactorEnable serves POST /app/account/2fa/enable: the QR code, the
