@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -41,7 +42,15 @@ func (d *Dashboard) templateCreate(c *call) error {
 	in.SampleData = ex.Vars // kept with the template: every editor starts from them
 	t, err := d.Templates.CreateTemplate(c.r.Context(), in)
 	if err != nil {
-		return d.formError(c, err, "templates_new", "New template", map[string]any{"Examples": examples, "Example": ex.ID, "Name": name})
+		// The message shows on the page, by the field it is about (the form
+		// is novalidate: no browser bubble that vanishes).
+		data := map[string]any{"Examples": examples, "Example": ex.ID, "Name": name}
+		var e *app.Error
+		if errors.As(err, &e) && (e.Info["field"] == "name" || e.Code == app.ECodeTemplateExists) {
+			data["NameError"] = nameError(err, name)
+			return d.render(c, "templates_new", "New template", data, statusOf(e.Code))
+		}
+		return d.formError(c, err, "templates_new", "New template", data)
 	}
 	return c.redirect("/app/templates/"+url.PathEscape(t.ID), "ok", "Template “"+t.Name+"” created. Edit it, preview it, then publish it.")
 }
@@ -166,4 +175,19 @@ func decodeJSON(c *call, v any) error {
 		return &app.Error{Code: app.ECodeInvalidJSON, Message: "malformed JSON: " + err.Error()}
 	}
 	return nil
+}
+
+// nameError says what is wrong with a new template's name, in words.
+func nameError(err error, name string) string {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return "Give the template a name, for example “Invoice”."
+	case app.ErrorCode(err) == app.ECodeTemplateExists:
+		return "“" + name + "” is taken in this team: choose another name."
+	}
+	var e *app.Error
+	if errors.As(err, &e) {
+		return errorText(e)
+	}
+	return ""
 }
