@@ -39,14 +39,21 @@
     if (f && !window.confirm(f.dataset.confirm)) ev.preventDefault();
   });
 
-  // Copy buttons: data-copy names the input holding the text.
+  // Copy buttons: data-copy names the input (or element) holding the text.
   $$("[data-copy]").forEach((b) => b.addEventListener("click", async () => {
     const src = $(b.dataset.copy);
     if (!src) return;
     try {
-      await navigator.clipboard.writeText(src.value);
+      await navigator.clipboard.writeText("value" in src ? src.value : src.textContent);
     } catch (e) {
-      src.select();
+      if (src.select) {
+        src.select();
+      } else {
+        const r = document.createRange();
+        r.selectNodeContents(src);
+        getSelection().removeAllRanges();
+        getSelection().addRange(r);
+      }
       document.execCommand("copy");
     }
     const was = b.textContent;
