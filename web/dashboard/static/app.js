@@ -194,6 +194,8 @@
     const lint = {}; // name -> {text, list} of the last check, and a waiting linter
     let seq = 0, previewSeq = 0, lastURL = null, lastBody = "", wanted = false;
 
+    // Ctrl+S in the code editor saves, as the Save button does.
+    const save = () => { if (editable && $("#save")) form.requestSubmit($("#save")); };
     $$("textarea[data-code]", form).forEach((ta) => {
       const name = ta.dataset.code;
       const c = { ta, cm: null };
@@ -201,6 +203,7 @@
         c.cm = window.CodeMirror.fromTextArea(ta, {
           mode: { name: "javascript", json: true }, lineNumbers: true, matchBrackets: true, autoCloseBrackets: true,
           readOnly: ta.readOnly, tabSize: 2, indentUnit: 2, viewportMargin: 50,
+          extraKeys: { "Ctrl-S": save, "Cmd-S": save },
           gutters: ["CodeMirror-lint-markers"],
           lint: {
             async: true, lintOnChange: true, delay: 400,
