@@ -203,7 +203,7 @@
         c.cm = window.CodeMirror.fromTextArea(ta, {
           mode: { name: "javascript", json: true }, lineNumbers: true, matchBrackets: true, autoCloseBrackets: true,
           readOnly: ta.readOnly, tabSize: 2, indentUnit: 2, viewportMargin: 50,
-          extraKeys: { "Ctrl-S": save, "Cmd-S": save },
+          extraKeys: { "Ctrl-S": save, "Cmd-S": save }, screenReaderLabel: fields[name],
           gutters: ["CodeMirror-lint-markers"],
           lint: {
             async: true, lintOnChange: true, delay: 400,
