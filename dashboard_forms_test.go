@@ -25,7 +25,9 @@ type postForm struct {
 	tokens []string // values of its hidden csrf inputs
 }
 
-// postForms parses a page and returns its forms with method="post".
+// postForms parses a page and returns its forms with method="post", and
+// the other actions of their buttons (formaction, inside the form or tied
+// to it by form="id"), which post the same form with its token.
 func postForms(t *testing.T, page string) []postForm {
 	t.Helper()
 	doc, err := html.Parse(strings.NewReader(page))
@@ -42,21 +44,42 @@ func postForms(t *testing.T, page string) []postForm {
 			inForm(c, f)
 		}
 	}
-	var walk func(n *html.Node)
-	walk = func(n *html.Node) {
+	byID := map[string]*postForm{}
+	type button struct {
+		action, form string
+		owner        *postForm
+	}
+	var buttons []button
+	var walk func(n *html.Node, in *postForm)
+	walk = func(n *html.Node, in *postForm) {
 		if n.Type == html.ElementNode && n.Data == "form" {
 			if strings.EqualFold(attr(n, "method"), "post") {
-				f := postForm{action: attr(n, "action")}
-				inForm(n, &f)
-				out = append(out, f)
+				f := &postForm{action: attr(n, "action")}
+				inForm(n, f)
+				if id := attr(n, "id"); id != "" {
+					byID[id] = f
+				}
+				out = append(out, *f)
+				in = f
 			}
-			return // forms do not nest
+		}
+		if n.Type == html.ElementNode && (n.Data == "button" || n.Data == "input") && attr(n, "formaction") != "" {
+			buttons = append(buttons, button{action: attr(n, "formaction"), form: attr(n, "form"), owner: in})
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
+			walk(c, in)
 		}
 	}
-	walk(doc)
+	walk(doc, nil)
+	for _, b := range buttons {
+		f := b.owner
+		if b.form != "" {
+			f = byID[b.form]
+		}
+		if f != nil {
+			out = append(out, postForm{action: b.action, tokens: f.tokens})
+		}
+	}
 	return out
 }
 
@@ -122,7 +145,6 @@ func routePath(pattern string) *regexp.Regexp {
 // scriptOnly are the action routes only the editor's script calls (with the
 // token in the X-CSRF-Token header); no form posts to them.
 var scriptOnly = map[string]bool{
-	"POST /app/templates/{id}/draft":         true,
 	"POST /app/templates/{id}/preview":       true,
 	"POST /app/templates/validate-schema":    true,
 	"POST /app/templates/validate-variables": true,
@@ -219,7 +241,7 @@ func TestDashboardFormsCarryCSRF(t *testing.T) {
 
 	// Every page, by route; a new page fails here until it is visited.
 	olgaPages := map[string]string{
-		"GET /app/static/{file}":           "/app/static/app.css",
+		"GET /app/static/{file...}":        "/app/static/app.css",
 		"GET /{$}":                         "/",
 		"/app/":                            "/app/nowhere",
 		"GET /app/{$}":                     "/app/",

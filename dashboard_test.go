@@ -204,10 +204,15 @@ func (b *browser) shot(name string) {
 	}
 }
 
-// typeInto replaces a textarea's text as if typed: the editor hears an input event.
+// typeInto replaces a field's text: a textarea's value with an input event,
+// or the text of the code editor (CodeMirror) that replaced it.
 func typeInto(sel, text string) chromedp.Action[chromedp.Void] {
 	js, _ := json.Marshal(text)
-	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.value = %s; e.dispatchEvent(new Event("input")); })()`, sel, js))
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+		const e = document.querySelector(%q), cm = e.nextElementSibling && e.nextElementSibling.CodeMirror;
+		if (cm) { cm.setValue(%s); return; }
+		e.value = %s; e.dispatchEvent(new Event("input"));
+	})()`, sel, js, js))
 }
 
 // checkClean fails on any dialog or Content-Security-Policy violation so far.
@@ -304,61 +309,65 @@ func dashboardScenario(t *testing.T, s *testServer, b *browser) scenarioResult {
 	}
 	tplID := id[1]
 
-	// Preview: the draft rendered with the example's sample values.
-	b.do("preview", chromedp.Click(chromedp.ID("preview-button")))
+	// Preview: the editor's text rendered with the example's sample values,
+	// kept with the template.
 	b.waitJS("the preview", `document.querySelector("#preview-status .ok") && document.querySelector("#preview-frame").src.startsWith("blob:")`)
 	if got := b.text("#preview-status"); !strings.Contains(got, "1 page") {
 		t.Fatalf("preview status %q", got)
 	}
 	// The preview is a real PDF: make the pane's request again from the page.
 	head := get(b, "read the preview", chromedp.Evaluate[string](`(() => {
-		const f = document.querySelector("#sample-form");
-		return fetch(f.dataset.preview, {method: "POST", body: new FormData(f), headers: {"X-CSRF-Token": document.querySelector('meta[name="csrf-token"]').content}})
+		const f = document.querySelector("#editor-form");
+		const body = {schema: JSON.parse(document.querySelector("#schema").value), fields: {}, format: "pdf",
+			variables: JSON.parse(document.querySelector("#variables").value), constants: JSON.parse(document.querySelector("#constants").value),
+			calculatedVariables: JSON.parse(document.querySelector("#calculated").value)};
+		document.querySelectorAll("[name^='var.']").forEach((i) => { body.fields[i.name.slice(4)] = i.value; });
+		return fetch(f.dataset.preview, {method: "POST", body: JSON.stringify(body),
+			headers: {"Content-Type": "application/json", "X-CSRF-Token": document.querySelector('meta[name="csrf-token"]').content}})
 			.then(r => r.text()).then(t => t.slice(0, 5));
 	})()`, chromedp.EvalAwaitPromise))
 	if head != "%PDF-" {
 		t.Fatalf("preview starts %q", head)
 	}
-	if *screenshots {
-		time.Sleep(1500 * time.Millisecond) // let the PDF viewer draw the page
-	}
-	b.shot("template-editor")
 
 	// Validation messages as you type.
 	schema := get(b, "the schema", chromedp.Value(chromedp.ID("schema")))
-	b.do("break the schema", chromedp.SendKeys(chromedp.ID("schema"), "x"))
+	b.do("break the schema", typeInto("#schema", schema+"x"))
 	b.waitJS("a JSON error", `(document.querySelector("#schema-status .bad") || {}).textContent?.includes("not valid JSON")`)
 	b.do("an unknown component", typeInto("#schema", `{"sections":[{"id":"body","components":[{"type":"sparkline"}]}]}`))
 	b.waitJS("the validation message", `document.querySelector("#schema-status").textContent.includes("unknown component type \"sparkline\"")`)
-	mark := b.netMark()
 	b.do("restore the schema", typeInto("#schema", schema))
 	b.waitJS("the schema valid again", `document.querySelector("#schema-status .ok")`)
-	// Valid again, so "Live" saves the draft and renders it.
-	b.waitRequest("the preview after restoring", mark, "POST", "/preview", func(r netRequest) bool { return r.Status == 200 })
+	// The pane still shows this very text: its last render stays.
 	b.waitJS("the pane showing it", `document.querySelector("#preview-status .ok")`)
 
 	// Live preview: a heading changed in the editor reaches the pane without
-	// pressing anything. The draft request carries the new text, and the
-	// PDF the pane received shows it.
+	// pressing anything, and nothing is saved for it: the preview request
+	// carries the text, the PDF the pane received shows it, and the stored
+	// template still has the old heading until Save.
 	const oldHeading, newHeading = `"Invoice {{ invoiceNumber }}"`, `"Statement {{ invoiceNumber }}"`
 	if !strings.Contains(schema, oldHeading) {
 		t.Fatalf("the invoice example has no heading %s", oldHeading)
 	}
 	before := get(b, "the pane's document", chromedp.Evaluate[string](`document.querySelector("#preview-frame").src`))
-	mark = b.netMark()
+	mark := b.netMark()
 	b.do("change the heading", typeInto("#schema", strings.Replace(schema, oldHeading, newHeading, 1)))
 	b.waitJS("the pane re-rendered", fmt.Sprintf(`document.querySelector("#preview-frame").src !== %q && document.querySelector("#preview-status .ok")`, before))
-	drafts := b.requestsSince(mark, "POST", "/draft")
-	if len(drafts) != 1 || drafts[0].Status != 200 || !strings.Contains(string(drafts[0].Body), "Statement {{ invoiceNumber }}") {
-		t.Fatalf("want one saved draft with the new heading, got %d: %+v", len(drafts), drafts)
-	}
 	preview := b.waitRequest("the preview after the edit", mark, "POST", "/preview", func(r netRequest) bool { return r.Status == 200 })
 	if n := len(b.requestsSince(mark, "POST", "/preview")); n != 1 {
 		t.Fatalf("want one preview after the edit, got %d", n)
 	}
+	if !strings.Contains(string(preview.Body), "Statement {{ invoiceNumber }}") {
+		t.Fatalf("the preview request lacks the new heading: %s", preview.Body)
+	}
 	if txt := pdfText(t, preview.Response); !strings.Contains(txt, "Statement INV-2026-0042") || strings.Contains(txt, "Invoice INV-2026-0042") {
 		t.Fatalf("the live preview does not show the new heading:\n%s", txt)
 	}
+	if n := len(b.requestsSince(mark, "POST", "/app/templates/"+tplID)); n != 0 {
+		t.Fatalf("the live preview saved the template %d times", n)
+	}
+	b.submit("#save")
+	b.flashSays("Saved.")
 
 	// Publish with release notes.
 	b.do("release notes", chromedp.SendKeys(chromedp.CSS(`#publish-form textarea`), "First release"))
@@ -756,13 +765,13 @@ func TestDashboardTemplatesAndJobs(t *testing.T) {
 
 	res := c.post("/app/templates", url.Values{"csrf": {c.csrf()}, "example": {"blank"}, "name": {"Letter"}})
 	loc := res.Header.Get("Location")
-	m := regexp.MustCompile(`^/app/templates/(tpl_[A-Za-z0-9]+)\?example=blank$`).FindStringSubmatch(loc)
+	m := regexp.MustCompile(`^/app/templates/(tpl_[A-Za-z0-9]+)$`).FindStringSubmatch(loc)
 	if res.StatusCode != http.StatusSeeOther || m == nil {
 		t.Fatalf("create: %d %s", res.StatusCode, loc)
 	}
 	id := m[1]
 	if page := c.page(loc); !strings.Contains(page, `value="Ada Lovelace"`) {
-		t.Fatal("the sample form lacks the example's values")
+		t.Fatal("the sample form lacks the example's values (kept as the template's sampleData)")
 	}
 	edit := "/app/templates/" + id
 	form := func(schema string) url.Values {
@@ -944,8 +953,9 @@ func TestDashboardAccount(t *testing.T) {
 	if flash := c.flash(c.post("/app/account/2fa/verify", url.Values{"csrf": {c.csrf()}, "code": {"000000"}})); !strings.Contains(flash, "ERR_AUTH_012") {
 		t.Fatalf("wrong code: %q", flash)
 	}
-	if flash := c.flash(c.post("/app/account/2fa/verify", url.Values{"csrf": {c.csrf()}, "code": {totpCode(t, secret[1], time.Now())}})); !strings.Contains(flash, "is on") {
-		t.Fatalf("verify: %q", flash)
+	res = c.post("/app/account/2fa/verify", url.Values{"csrf": {c.csrf()}, "code": {totpCode(t, secret[1], time.Now())}})
+	if body := readBody(res); res.StatusCode != 200 || !strings.Contains(body, "is on") || !strings.Contains(body, `id="backup-codes"`) {
+		t.Fatalf("verify: %d\n%s", res.StatusCode, body)
 	}
 
 	res = c.post("/app/account/delete", url.Values{"csrf": {c.csrf()}, "password": {u.password}, "confirm": {"DELETE"}})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -64,6 +65,10 @@ type SignupInput struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
 	Name     string `json:"name"`
+	// Next is a path of this site the verification link continues to (the
+	// invitation a newcomer signed up from); the dashboard checks it again
+	// when the link is opened. Not part of the API's body.
+	Next string `json:"-"`
 }
 
 // Validate checks the fields and normalizes the email.
@@ -145,7 +150,7 @@ func (s *AuthService) CreateUser(ctx context.Context, in CreateUserInput) (*User
 		return nil, err
 	}
 	if !u.EmailVerified {
-		if err := s.sendVerification(ctx, u); err != nil {
+		if err := s.sendVerification(ctx, u, in.Next); err != nil {
 			return nil, err
 		}
 	}
@@ -164,15 +169,21 @@ func (s *AuthService) hashPassword(pw string) (string, error) {
 	return string(hash), nil
 }
 
-func (s *AuthService) sendVerification(ctx context.Context, u *User) error {
+// sendVerification mails a verification link; next, when set, is a local
+// path the link's page continues to.
+func (s *AuthService) sendVerification(ctx context.Context, u *User, next string) error {
 	raw := RandomString(40)
 	now := s.Now().UTC()
 	t := &EmailToken{Hash: HashToken(raw), UserID: u.ID, Purpose: PurposeVerifyEmail, Email: u.Email, ExpiresAt: now.Add(VerifyTokenTTL), CreatedAt: now}
 	if err := s.Tokens.CreateEmailToken(ctx, t); err != nil {
 		return err
 	}
-	body := fmt.Sprintf("Hello %s,\r\n\r\nConfirm your email address for Folio by opening this link:\r\n\r\n%s/verify-email?token=%s\r\n\r\nor by sending this token to POST /api/auth/verify-email:\r\n\r\n%s\r\n\r\nThe link expires in 48 hours.\r\n",
-		u.Name, strings.TrimRight(s.Config.BaseURL, "/"), raw, raw)
+	link := strings.TrimRight(s.Config.BaseURL, "/") + "/verify-email?token=" + raw
+	if strings.HasPrefix(next, "/") && !strings.HasPrefix(next, "//") {
+		link += "&next=" + url.QueryEscape(next)
+	}
+	body := fmt.Sprintf("Hello %s,\r\n\r\nConfirm your email address for Folio by opening this link:\r\n\r\n%s\r\n\r\nor by sending this token to POST /api/auth/verify-email:\r\n\r\n%s\r\n\r\nThe link expires in 48 hours.\r\n",
+		u.Name, link, raw)
 	return s.Mailer.Send(ctx, Mail{To: u.Email, Subject: "Verify your email address", Body: body})
 }
 
@@ -322,8 +333,9 @@ func (s *AuthService) VerifyEmailByAddress(ctx context.Context, email string) er
 	return s.Users.SetUserVerified(ctx, u.ID, s.Now().UTC())
 }
 
-// ResendVerification mails a new verification link to the caller.
-func (s *AuthService) ResendVerification(ctx context.Context) error {
+// ResendVerification mails a new verification link to the caller; next, when
+// set, is a local path the link's page continues to (as at signup).
+func (s *AuthService) ResendVerification(ctx context.Context, next string) error {
 	p, err := PrincipalFrom(ctx)
 	if err != nil {
 		return err
@@ -338,7 +350,7 @@ func (s *AuthService) ResendVerification(ctx context.Context) error {
 	if d := s.Limiter.Allow("verify-mail:"+u.ID, 5, time.Hour, s.Now()); !d.Allowed {
 		return ErrRateLimited(d)
 	}
-	return s.sendVerification(ctx, u)
+	return s.sendVerification(ctx, u, next)
 }
 
 // Me returns the calling user.

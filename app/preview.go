@@ -127,24 +127,28 @@ func (s *TemplateService) ValidateVariables(ctx context.Context, in ValidateVari
 	return v, nil
 }
 
-// PreviewInput is the body of POST /api/templates/:id/preview.
+// PreviewInput is the body of POST /api/templates/:id/preview. Without
+// variables the template's sample data is rendered.
 type PreviewInput struct {
 	Variables json.RawMessage `json:"variables"`
 	Format    string          `json:"format"`
 }
 
+// PreviewDefinitionInput is the body of POST /api/templates/preview: a
+// definition that is not stored (an editor's unsaved text, an export
+// file's template) and the values to render it with; without variables,
+// the definition's sampleData.
+type PreviewDefinitionInput struct {
+	Template  *TemplateDefinition `json:"template"`
+	Variables json.RawMessage     `json:"variables"`
+	Format    string              `json:"format"`
+}
+
 // Preview renders a template without recording a job, charging quota or
 // sending webhooks.
 func (s *DocumentService) Preview(ctx context.Context, ref string, in PreviewInput) ([]byte, render.Stats, error) {
-	p, err := PrincipalFrom(ctx)
-	if err != nil {
+	if err := previewer(ctx); err != nil {
 		return nil, render.Stats{}, err
-	}
-	if err := p.Require(PermTemplatesRead); err != nil {
-		return nil, render.Stats{}, err
-	}
-	if in.Format == "" {
-		in.Format = string(render.PDF)
 	}
 	// The working state (draft) of an own or shared template: what an
 	// editor previews.
@@ -152,10 +156,11 @@ func (s *DocumentService) Preview(ctx context.Context, ref string, in PreviewInp
 	if err != nil {
 		return nil, render.Stats{}, err
 	}
-	if in.Format != string(render.PDF) && in.Format != string(render.XLSX) {
-		return nil, render.Stats{}, ErrInvalid("format", "format must be pdf or xlsx")
+	format, err := previewFormat(in.Format)
+	if err != nil {
+		return nil, render.Stats{}, err
 	}
-	vars, err := decodeObject("variables", in.Variables)
+	vars, err := previewValues(in.Variables, t.SampleData)
 	if err != nil {
 		return nil, render.Stats{}, err
 	}
@@ -163,13 +168,79 @@ func (s *DocumentService) Preview(ctx context.Context, ref string, in PreviewInp
 	if err != nil {
 		return nil, render.Stats{}, err
 	}
+	return s.renderPreview(ctx, ct, format, vars)
+}
+
+// PreviewDefinition renders a definition that is not stored: what an editor
+// previews as it is typed, so no draft is saved for it. Nothing is recorded
+// or charged; errors are those of saving (ERR_TMPL_008 with every path) and
+// of generating.
+func (s *DocumentService) PreviewDefinition(ctx context.Context, in PreviewDefinitionInput) ([]byte, render.Stats, error) {
+	if err := previewer(ctx); err != nil {
+		return nil, render.Stats{}, err
+	}
+	if in.Template == nil {
+		return nil, render.Stats{}, ErrRequired("template")
+	}
+	def := in.Template
+	if len(def.Schema) == 0 || string(def.Schema) == "null" {
+		return nil, render.Stats{}, ErrRequired("template.schema")
+	}
+	format, err := previewFormat(in.Format)
+	if err != nil {
+		return nil, render.Stats{}, err
+	}
+	vars, err := previewValues(in.Variables, def.SampleData)
+	if err != nil {
+		return nil, render.Stats{}, err
+	}
+	ct, err := s.Templates.Engine.Compile(render.Definition{Schema: def.Schema, Variables: def.Variables, Constants: def.Constants,
+		CalculatedVariables: def.CalculatedVariables})
+	if err != nil {
+		return nil, render.Stats{}, schemaError(err)
+	}
+	return s.renderPreview(ctx, ct, format, vars)
+}
+
+// previewer checks that the caller may preview: any member, or an API key
+// with templates:read.
+func previewer(ctx context.Context) error {
+	p, err := PrincipalFrom(ctx)
+	if err != nil {
+		return err
+	}
+	return p.Require(PermTemplatesRead)
+}
+
+func previewFormat(format string) (string, error) {
+	switch format {
+	case "":
+		return string(render.PDF), nil
+	case string(render.PDF), string(render.XLSX):
+		return format, nil
+	}
+	return "", ErrInvalid("format", "format must be pdf or xlsx")
+}
+
+// previewValues are a preview's variables: the request's, else the sample data.
+func previewValues(raw json.RawMessage, sample map[string]any) (map[string]any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		if sample == nil {
+			return map[string]any{}, nil
+		}
+		return sample, nil
+	}
+	return decodeObject("variables", raw)
+}
+
+func (s *DocumentService) renderPreview(ctx context.Context, ct *render.Template, format string, vars map[string]any) ([]byte, render.Stats, error) {
 	values, err := ct.Values(vars)
 	if err != nil {
 		return nil, render.Stats{}, variableError(err)
 	}
-	timeout := s.renderTimeout(in.Format)
+	timeout := s.renderTimeout(format)
 	var buf bytes.Buffer
-	st, err := ct.Render(ctx, &buf, render.Format(in.Format), values, s.renderOptions(true))
+	st, err := ct.Render(ctx, &buf, render.Format(format), values, s.renderOptions(true))
 	if err != nil {
 		return nil, st, renderError(err, timeout)
 	}

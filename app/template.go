@@ -69,10 +69,14 @@ type Template struct {
 	Variables           []render.Variable           `json:"variables"`
 	Constants           map[string]any              `json:"constants"`
 	CalculatedVariables []render.CalculatedVariable `json:"calculatedVariables"`
-	FolderID            *string                     `json:"folderId"`
-	CategoryIDs         []string                    `json:"categoryIds"`
-	IsPublished         bool                        `json:"isPublished"`
-	PublishedAt         *time.Time                  `json:"publishedAt"`
+	// SampleData holds example values for the variables: the editor's form
+	// starts from them and a preview without variables renders them. Not
+	// part of ContentHash: changing only sample values leaves no draft.
+	SampleData  map[string]any `json:"sampleData"`
+	FolderID    *string        `json:"folderId"`
+	CategoryIDs []string       `json:"categoryIds"`
+	IsPublished bool           `json:"isPublished"`
+	PublishedAt *time.Time     `json:"publishedAt"`
 	// PublishedVersion is the newest published version number (0: never published).
 	PublishedVersion int `json:"publishedVersion"`
 	// HasDraft reports changes not yet published (always true before the first publish).
@@ -179,6 +183,7 @@ type TemplateInput struct {
 	Variables           []render.Variable           `json:"variables"`
 	Constants           map[string]any              `json:"constants"`
 	CalculatedVariables []render.CalculatedVariable `json:"calculatedVariables"`
+	SampleData          map[string]any              `json:"sampleData"`
 	FolderID            *string                     `json:"folderId"`
 	// PathType is the type of a typed path (/api/templates/attachment), "" when none.
 	PathType string `json:"-"`
@@ -207,7 +212,7 @@ func (s *TemplateService) CreateTemplate(ctx context.Context, in TemplateInput) 
 	t := &Template{
 		ID: NewID("tpl"), TeamID: p.TeamID, ShortID: "etpl_" + RandomString(12), TemplateType: typ,
 		Schema: in.Schema, Variables: in.Variables, Constants: in.Constants, CalculatedVariables: in.CalculatedVariables,
-		CreatedAt: now, UpdatedAt: now, CreatedBy: p.UserID,
+		SampleData: in.SampleData, CreatedAt: now, UpdatedAt: now, CreatedBy: p.UserID,
 	}
 	if in.Description != nil {
 		t.Description = *in.Description
@@ -236,6 +241,9 @@ func (s *TemplateService) CreateTemplate(ctx context.Context, in TemplateInput) 
 // create checks and stores a new template (create, duplicate, import).
 func (s *TemplateService) create(ctx context.Context, p *Principal, t *Template) error {
 	t.normalize()
+	if err := checkSampleData(t.SampleData); err != nil {
+		return err
+	}
 	if _, err := s.Engine.Compile(t.Definition()); err != nil {
 		return schemaError(err)
 	}
@@ -302,7 +310,7 @@ var slugRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 // reservedSlugs are static path segments under /api/templates/; a template
 // with such a slug could not be addressed by it.
 var reservedSlugs = []string{"attachment", "email", "shared", "shares", "import", "bulk-delete", "bulk-categories",
-	"validate-schema", "validate-variables"}
+	"validate-schema", "validate-variables", "preview"}
 
 // templateSlug checks a requested slug, or makes one from the name.
 func templateSlug(want *string, name string) (string, error) {
@@ -340,6 +348,26 @@ func (t *Template) normalize() {
 	if t.CategoryIDs == nil {
 		t.CategoryIDs = []string{}
 	}
+	if t.SampleData == nil {
+		t.SampleData = map[string]any{}
+	}
+}
+
+// MaxSampleData bounds a template's sample data, as JSON: it is shown in
+// every editor page and read with every template.
+const MaxSampleData = 1 << 20
+
+// checkSampleData refuses sample data too large to keep with a template.
+func checkSampleData(d map[string]any) error {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return ErrInvalid("sampleData", "sampleData must be a JSON object")
+	}
+	if len(b) > MaxSampleData {
+		return ErrInvalid("sampleData", "sampleData must be at most %d bytes as JSON (it is %d)", MaxSampleData, len(b)).
+			WithInfo("max", MaxSampleData, "actual", len(b))
+	}
+	return nil
 }
 
 func checkFormats(in []string) ([]string, error) {

@@ -23,6 +23,7 @@ type TemplateUpdate struct {
 	Variables           *[]render.Variable           `json:"variables"`
 	Constants           *map[string]any              `json:"constants"`
 	CalculatedVariables *[]render.CalculatedVariable `json:"calculatedVariables"`
+	SampleData          *map[string]any              `json:"sampleData"`
 	FolderID            json.RawMessage              `json:"folderId"`
 }
 
@@ -76,6 +77,9 @@ func (s *TemplateService) UpdateTemplate(ctx context.Context, ref TemplateRef, i
 	if in.CalculatedVariables != nil {
 		t.CalculatedVariables = *in.CalculatedVariables
 	}
+	if in.SampleData != nil {
+		t.SampleData = *in.SampleData
+	}
 	if len(in.FolderID) > 0 {
 		var folder *string
 		if err := json.Unmarshal(in.FolderID, &folder); err != nil {
@@ -91,6 +95,9 @@ func (s *TemplateService) UpdateTemplate(ctx context.Context, ref TemplateRef, i
 		t.FolderID = folder
 	}
 	t.normalize()
+	if err := checkSampleData(t.SampleData); err != nil {
+		return nil, err
+	}
 	if _, err := s.Engine.Compile(t.Definition()); err != nil {
 		return nil, schemaError(err)
 	}

@@ -27,6 +27,7 @@ type TemplateDefinition struct {
 	Variables           []render.Variable           `json:"variables"`
 	Constants           map[string]any              `json:"constants"`
 	CalculatedVariables []render.CalculatedVariable `json:"calculatedVariables"`
+	SampleData          map[string]any              `json:"sampleData"`
 }
 
 // TemplateExport is the JSON file of GET /api/templates/:id/export.
@@ -52,6 +53,7 @@ func (s *TemplateService) ExportTemplate(ctx context.Context, ref TemplateRef) (
 		Template: TemplateDefinition{
 			Name: t.Name, Slug: t.Slug, Description: t.Description, TemplateType: t.TemplateType, OutputFormats: t.OutputFormats,
 			Schema: t.Schema, Variables: t.Variables, Constants: t.Constants, CalculatedVariables: t.CalculatedVariables,
+			SampleData: t.SampleData,
 		},
 	}, nil
 }
@@ -111,7 +113,7 @@ func (s *TemplateService) ImportTemplate(ctx context.Context, in ImportInput) (*
 	t := &Template{
 		ID: NewID("tpl"), TeamID: p.TeamID, ShortID: "etpl_" + RandomString(12), TemplateType: typ, Description: def.Description,
 		Schema: def.Schema, Variables: def.Variables, Constants: def.Constants, CalculatedVariables: def.CalculatedVariables,
-		CreatedAt: now, UpdatedAt: now, CreatedBy: p.UserID,
+		SampleData: def.SampleData, CreatedAt: now, UpdatedAt: now, CreatedBy: p.UserID,
 	}
 	bad := func(err error) error {
 		var e *Error
@@ -138,6 +140,9 @@ func (s *TemplateService) ImportTemplate(ctx context.Context, in ImportInput) (*
 		return nil, bad(ErrRequired("schema"))
 	}
 	t.normalize()
+	if err := checkSampleData(t.SampleData); err != nil {
+		return nil, bad(err)
+	}
 	if _, err := s.Engine.Compile(t.Definition()); err != nil {
 		return nil, bad(schemaError(err))
 	}
@@ -162,6 +167,7 @@ func (s *TemplateService) ImportTemplate(ctx context.Context, in ImportInput) (*
 		}
 		existing.Description, existing.OutputFormats, existing.Schema = t.Description, t.OutputFormats, t.Schema
 		existing.Variables, existing.Constants, existing.CalculatedVariables = t.Variables, t.Constants, t.CalculatedVariables
+		existing.SampleData = t.SampleData
 		existing.UpdatedAt = now
 		if err := s.Templates.UpdateTemplate(ctx, existing); err != nil {
 			return nil, err

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"encoding/base32"
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"time"
 
@@ -46,8 +48,9 @@ type TwoFactorStore interface {
 	// StartTwoFactor stores a new pending secret and backup codes, replacing
 	// an unfinished setup; ERR_AUTH_013 when two-factor is already on.
 	StartTwoFactor(ctx context.Context, userID, secret string, codeHashes []string, now time.Time) error
-	// EnableTwoFactor completes setup with the time step of the code used.
-	EnableTwoFactor(ctx context.Context, userID string, step int64, now time.Time) error
+	// EnableTwoFactor completes setup with the time step of the code used;
+	// codeHashes, when not nil, replace the backup codes in the same step.
+	EnableTwoFactor(ctx context.Context, userID string, step int64, codeHashes []string, now time.Time) error
 	// UseTOTPStep records a step as used; a step not after the last used one
 	// is a replay and gets ERR_AUTH_012.
 	UseTOTPStep(ctx context.Context, userID string, step int64, now time.Time) error
@@ -137,10 +140,13 @@ func checkSecondFactor(ctx context.Context, store TwoFactorStore, userID, code s
 	return store.UseBackupCode(ctx, userID, HashToken(normalizeBackupCode(code)), now)
 }
 
-// TwoFactorStatus is the answer of GET /api/users/me/2fa/status.
+// TwoFactorStatus is the answer of GET /api/users/me/2fa/status. Pending
+// reports a setup waiting for its first code: its secret stays until a
+// code confirms it or enable is called again.
 type TwoFactorStatus struct {
 	Enabled              bool `json:"enabled"`
 	BackupCodesRemaining int  `json:"backupCodesRemaining"`
+	Pending              bool `json:"pending"`
 }
 
 // TwoFactorSetup is what enabling answers: the secret, as text and as a QR
@@ -162,15 +168,55 @@ func (s *AccountService) TwoFactorStatus(ctx context.Context) (*TwoFactorStatus,
 	if err != nil {
 		return nil, err
 	}
-	st := &TwoFactorStatus{Enabled: tf.Enabled}
+	st := &TwoFactorStatus{Enabled: tf.Enabled, Pending: !tf.Enabled && tf.Secret != ""}
 	if tf.Enabled {
 		st.BackupCodesRemaining = tf.BackupCodesRemaining
 	}
 	return st, nil
 }
 
-// EnableTwoFactor starts setup: a new secret and backup codes. Two-factor is
-// on only once VerifyTwoFactor accepts a code from the authenticator.
+// PendingTwoFactor returns the setup waiting for its first code, the same
+// secret and QR code as when it started (an authenticator that scanned it
+// keeps working), without backup codes: those are stored only as hashes.
+// ERR_AUTH_014 when no setup is waiting.
+func (s *AccountService) PendingTwoFactor(ctx context.Context) (*TwoFactorSetup, error) {
+	u, err := s.me(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tf, err := s.TwoFactor.FindTwoFactor(ctx, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	if tf.Enabled || tf.Secret == "" {
+		return nil, &Error{Code: ECodeTwoFactorOff, Message: "no two-factor setup is waiting for a code"}
+	}
+	raw, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(strings.TrimRight(tf.Secret, "=")))
+	if err != nil {
+		return nil, fmt.Errorf("stored two-factor secret: %w", err)
+	}
+	return twoFactorSetup(u, raw)
+}
+
+// twoFactorSetup makes the otpauth:// URL and QR code of a secret (a new
+// random one when secret is nil).
+func twoFactorSetup(u *User, secret []byte) (*TwoFactorSetup, error) {
+	key, err := totp.Generate(totp.GenerateOpts{Issuer: "Folio", AccountName: u.Email, Period: totpPeriod, Digits: otp.DigitsSix,
+		Algorithm: otp.AlgorithmSHA1, Secret: secret})
+	if err != nil {
+		return nil, err
+	}
+	png, err := qrcode.Encode(key.URL(), qrcode.Medium, 256)
+	if err != nil {
+		return nil, err
+	}
+	return &TwoFactorSetup{QRCode: "data:image/png;base64," + base64.StdEncoding.EncodeToString(png), Secret: key.Secret(),
+		OTPAuthURL: key.URL()}, nil
+}
+
+// EnableTwoFactor starts setup: a new secret and backup codes, replacing a
+// setup still waiting for its code. Two-factor is on only once
+// VerifyTwoFactor accepts a code from the authenticator.
 func (s *AccountService) EnableTwoFactor(ctx context.Context) (*TwoFactorSetup, error) {
 	u, err := s.me(ctx)
 	if err != nil {
@@ -179,24 +225,37 @@ func (s *AccountService) EnableTwoFactor(ctx context.Context) (*TwoFactorSetup, 
 	if u.TwoFactorEnabled {
 		return nil, &Error{Code: ECodeTwoFactorOn, Message: "two-factor authentication is already enabled; disable it first to set it up again"}
 	}
-	key, err := totp.Generate(totp.GenerateOpts{Issuer: "Folio", AccountName: u.Email, Period: totpPeriod, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
-	if err != nil {
-		return nil, err
-	}
-	png, err := qrcode.Encode(key.URL(), qrcode.Medium, 256)
+	setup, err := twoFactorSetup(u, nil)
 	if err != nil {
 		return nil, err
 	}
 	codes, hashes := newBackupCodes()
-	if err := s.TwoFactor.StartTwoFactor(ctx, u.ID, key.Secret(), hashes, s.Now().UTC()); err != nil {
+	if err := s.TwoFactor.StartTwoFactor(ctx, u.ID, setup.Secret, hashes, s.Now().UTC()); err != nil {
 		return nil, err
 	}
-	return &TwoFactorSetup{QRCode: "data:image/png;base64," + base64.StdEncoding.EncodeToString(png), Secret: key.Secret(),
-		OTPAuthURL: key.URL(), BackupCodes: codes}, nil
+	setup.BackupCodes = codes
+	return setup, nil
 }
 
 // VerifyTwoFactor completes setup with a code from the authenticator app.
+// A wrong code changes nothing: the pending secret stays.
 func (s *AccountService) VerifyTwoFactor(ctx context.Context, code string) error {
+	return s.confirmTwoFactor(ctx, code, nil)
+}
+
+// ConfirmTwoFactor completes setup like VerifyTwoFactor and issues new
+// backup codes in the same step, returned to be shown once: the dashboard
+// shows codes when two-factor turns on, not while a setup may still be
+// started over (the codes of the start are kept only as hashes).
+func (s *AccountService) ConfirmTwoFactor(ctx context.Context, code string) ([]string, error) {
+	codes, hashes := newBackupCodes()
+	if err := s.confirmTwoFactor(ctx, code, hashes); err != nil {
+		return nil, err
+	}
+	return codes, nil
+}
+
+func (s *AccountService) confirmTwoFactor(ctx context.Context, code string, codeHashes []string) error {
 	u, err := s.me(ctx)
 	if err != nil {
 		return err
@@ -226,7 +285,7 @@ func (s *AccountService) VerifyTwoFactor(ctx context.Context, code string) error
 	if !ok {
 		return errBadCode()
 	}
-	return s.TwoFactor.EnableTwoFactor(ctx, u.ID, step, now.UTC())
+	return s.TwoFactor.EnableTwoFactor(ctx, u.ID, step, codeHashes, now.UTC())
 }
 
 // PasswordInput is a body holding only the password.

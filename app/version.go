@@ -39,6 +39,7 @@ type TemplateVersion struct {
 	Variables           []render.Variable           `json:"variables"`
 	Constants           map[string]any              `json:"constants"`
 	CalculatedVariables []render.CalculatedVariable `json:"calculatedVariables"`
+	SampleData          map[string]any              `json:"sampleData"`
 	ContentHash         string                      `json:"-"`
 	// State says what this object holds: "published" or, for the draft
 	// read through /versions/draft, "draft".
@@ -281,7 +282,7 @@ func versionOf(t *Template) *TemplateVersion {
 	return &TemplateVersion{
 		TemplateID: t.ID, TeamID: t.TeamID, Name: t.Name, Description: t.Description, TemplateType: t.TemplateType,
 		OutputFormats: t.OutputFormats, Schema: t.Schema, Variables: t.Variables, Constants: t.Constants,
-		CalculatedVariables: t.CalculatedVariables, ContentHash: t.ContentHash(),
+		CalculatedVariables: t.CalculatedVariables, SampleData: t.SampleData, ContentHash: t.ContentHash(),
 	}
 }
 
@@ -289,7 +290,7 @@ func versionOf(t *Template) *TemplateVersion {
 func withVersion(t *Template, v *TemplateVersion) *Template {
 	c := *t
 	c.Description, c.OutputFormats, c.Schema = v.Description, v.OutputFormats, v.Schema
-	c.Variables, c.Constants, c.CalculatedVariables = v.Variables, v.Constants, v.CalculatedVariables
+	c.Variables, c.Constants, c.CalculatedVariables, c.SampleData = v.Variables, v.Constants, v.CalculatedVariables, v.SampleData
 	c.UpdatedAt = v.PublishedAt // versions never change: the compile cache keys on it
 	n := v.Version
 	c.StateVersion = &n

@@ -18,24 +18,24 @@ var _ app.TemplateStore = (*DB)(nil)
 
 // templateInsertCols are the stored columns a new template sets.
 const templateInsertCols = `id, team_id, short_id, slug, name, description, template_type, output_formats, schema, variables, constants,
-	calculated_variables, folder_id, is_published, published_at, created_by, created_at, updated_at`
+	calculated_variables, sample_data, folder_id, is_published, published_at, created_by, created_at, updated_at`
 
 // templateCols are read by scanTemplate (alias t); category ids are
 // computed, in the order they were filed.
 const templateCols = `t.id, t.team_id, t.short_id, t.slug, t.name, t.description, t.template_type, t.output_formats, t.schema,
-	t.variables, t.constants, t.calculated_variables, t.folder_id, t.is_published, t.published_at, t.created_by, t.created_at,
+	t.variables, t.constants, t.calculated_variables, t.sample_data, t.folder_id, t.is_published, t.published_at, t.created_by, t.created_at,
 	t.updated_at, t.published_version, t.published_hash,
 	(SELECT json_group_array(category_id) FROM (SELECT c.category_id FROM template_categories c WHERE c.template_id = t.id ORDER BY c.rowid))`
 
 func scanTemplate(row scanner, extra ...any) (*app.Template, error) {
 	var t app.Template
-	var formats, schema, vars, consts, calc, cats string
+	var formats, schema, vars, consts, calc, sample, cats string
 	var folder sql.NullString
 	var published int
 	var publishedAt sql.NullInt64
 	var created, updated int64
 	err := row.Scan(append([]any{&t.ID, &t.TeamID, &t.ShortID, &t.Slug, &t.Name, &t.Description, &t.TemplateType, &formats, &schema,
-		&vars, &consts, &calc, &folder, &published, &publishedAt, &t.CreatedBy, &created, &updated, &t.PublishedVersion,
+		&vars, &consts, &calc, &sample, &folder, &published, &publishedAt, &t.CreatedBy, &created, &updated, &t.PublishedVersion,
 		&t.PublishedHash, &cats}, extra...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrNotFound(app.ECodeTemplateNotFound, "template")
@@ -45,7 +45,8 @@ func scanTemplate(row scanner, extra ...any) (*app.Template, error) {
 	for _, c := range []struct {
 		src string
 		dst any
-	}{{formats, &t.OutputFormats}, {vars, &t.Variables}, {consts, &t.Constants}, {calc, &t.CalculatedVariables}, {cats, &t.CategoryIDs}} {
+	}{{formats, &t.OutputFormats}, {vars, &t.Variables}, {consts, &t.Constants}, {calc, &t.CalculatedVariables}, {sample, &t.SampleData},
+		{cats, &t.CategoryIDs}} {
 		if err := json.Unmarshal([]byte(c.src), c.dst); err != nil {
 			return nil, fmt.Errorf("template %s: %w", t.ID, err)
 		}
@@ -106,6 +107,14 @@ func contentHash(t *app.Template, formats, schema, vars, consts, calc string) st
 	return sum
 }
 
+// sampleJSON stores sample data as a JSON object, '{}' when there is none.
+func sampleJSON(d map[string]any) string {
+	if d == nil {
+		return "{}"
+	}
+	return mustJSON(d)
+}
+
 func mustJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -135,9 +144,9 @@ func (db *DB) CreateTemplate(ctx context.Context, t *app.Template) error {
 			suffix := fmt.Sprintf("-%d", i)
 			t.Slug = strings.TrimRight(truncate(base, app.MaxTemplateSlug-len(suffix)), "-") + suffix
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO templates (`+templateInsertCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO templates (`+templateInsertCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			t.ID, t.TeamID, t.ShortID, t.Slug, t.Name, t.Description, t.TemplateType, mustJSON(t.OutputFormats), string(t.Schema),
-			mustJSON(t.Variables), mustJSON(t.Constants), mustJSON(t.CalculatedVariables), t.FolderID, boolInt(t.IsPublished),
+			mustJSON(t.Variables), mustJSON(t.Constants), mustJSON(t.CalculatedVariables), sampleJSON(t.SampleData), t.FolderID, boolInt(t.IsPublished),
 			msPtr(t.PublishedAt), t.CreatedBy, ms(t.CreatedAt), ms(t.UpdatedAt))
 		if isUnique(err, "name") {
 			return (&app.Error{Code: app.ECodeTemplateExists, Message: "a template named " + t.Name + " already exists"}).WithInfo("field", "name")
@@ -241,9 +250,9 @@ func (db *DB) FindTemplates(ctx context.Context, f app.TemplateFilter) ([]*app.T
 func (db *DB) UpdateTemplate(ctx context.Context, t *app.Template) error {
 	return db.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE templates SET name = ?, slug = ?, description = ?, output_formats = ?, schema = ?,
-			variables = ?, constants = ?, calculated_variables = ?, folder_id = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL`,
+			variables = ?, constants = ?, calculated_variables = ?, sample_data = ?, folder_id = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL`,
 			t.Name, t.Slug, t.Description, mustJSON(t.OutputFormats), string(t.Schema), mustJSON(t.Variables), mustJSON(t.Constants),
-			mustJSON(t.CalculatedVariables), t.FolderID, ms(t.UpdatedAt), t.ID)
+			mustJSON(t.CalculatedVariables), sampleJSON(t.SampleData), t.FolderID, ms(t.UpdatedAt), t.ID)
 		switch {
 		case isUnique(err, "name"):
 			return (&app.Error{Code: app.ECodeTemplateExists, Message: "a template named " + t.Name + " already exists"}).WithInfo("field", "name")

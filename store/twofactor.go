@@ -60,8 +60,9 @@ func replaceBackupCodes(ctx context.Context, tx *Tx, userID string, codeHashes [
 	return nil
 }
 
-// EnableTwoFactor turns two-factor on, recording the step of the code used.
-func (db *DB) EnableTwoFactor(ctx context.Context, userID string, step int64, now time.Time) error {
+// EnableTwoFactor turns two-factor on, recording the step of the code used,
+// and replaces the backup codes when codeHashes is not nil.
+func (db *DB) EnableTwoFactor(ctx context.Context, userID string, step int64, codeHashes []string, now time.Time) error {
 	return db.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE two_factor SET enabled = 1, last_step = ?, updated_at = ?
 			WHERE user_id = ? AND enabled = 0 AND last_step < ?`, step, ms(now), userID, step)
@@ -71,8 +72,13 @@ func (db *DB) EnableTwoFactor(ctx context.Context, userID string, step int64, no
 		if n, _ := res.RowsAffected(); n == 0 {
 			return &app.Error{Code: app.ECodeBadTwoFactor, Message: "invalid two-factor code"}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE users SET two_factor_enabled = 1, updated_at = ? WHERE id = ?`, ms(now), userID)
-		return err
+		if _, err = tx.ExecContext(ctx, `UPDATE users SET two_factor_enabled = 1, updated_at = ? WHERE id = ?`, ms(now), userID); err != nil {
+			return err
+		}
+		if codeHashes != nil {
+			return replaceBackupCodes(ctx, tx, userID, codeHashes, now)
+		}
+		return nil
 	})
 }
 

@@ -11,15 +11,15 @@ import (
 )
 
 const versionCols = `id, template_id, team_id, version, release_notes, restored_from, name, description, template_type,
-	output_formats, schema, variables, constants, calculated_variables, content_hash, published_by, published_at`
+	output_formats, schema, variables, constants, calculated_variables, sample_data, content_hash, published_by, published_at`
 
 func scanVersion(row scanner) (*app.TemplateVersion, error) {
 	var v app.TemplateVersion
-	var formats, schema, vars, consts, calc string
+	var formats, schema, vars, consts, calc, sample string
 	var restored sql.NullInt64
 	var published int64
 	err := row.Scan(&v.ID, &v.TemplateID, &v.TeamID, &v.Version, &v.ReleaseNotes, &restored, &v.Name, &v.Description, &v.TemplateType,
-		&formats, &schema, &vars, &consts, &calc, &v.ContentHash, &v.PublishedBy, &published)
+		&formats, &schema, &vars, &consts, &calc, &sample, &v.ContentHash, &v.PublishedBy, &published)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrNotFound(app.ECodeVersionNotFound, "version")
 	} else if err != nil {
@@ -28,7 +28,7 @@ func scanVersion(row scanner) (*app.TemplateVersion, error) {
 	for _, c := range []struct {
 		src string
 		dst any
-	}{{formats, &v.OutputFormats}, {vars, &v.Variables}, {consts, &v.Constants}, {calc, &v.CalculatedVariables}} {
+	}{{formats, &v.OutputFormats}, {vars, &v.Variables}, {consts, &v.Constants}, {calc, &v.CalculatedVariables}, {sample, &v.SampleData}} {
 		if err := json.Unmarshal([]byte(c.src), c.dst); err != nil {
 			return nil, fmt.Errorf("template version %s: %w", v.ID, err)
 		}
@@ -47,10 +47,10 @@ func insertVersion(ctx context.Context, tx *Tx, v *app.TemplateVersion) error {
 	if v.RestoredFrom != nil {
 		restored = *v.RestoredFrom
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO template_versions (`+versionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := tx.ExecContext(ctx, `INSERT INTO template_versions (`+versionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		v.ID, v.TemplateID, v.TeamID, v.Version, v.ReleaseNotes, restored, v.Name, v.Description, v.TemplateType,
 		mustJSON(v.OutputFormats), string(v.Schema), mustJSON(v.Variables), mustJSON(v.Constants), mustJSON(v.CalculatedVariables),
-		v.ContentHash, v.PublishedBy, ms(v.PublishedAt))
+		sampleJSON(v.SampleData), v.ContentHash, v.PublishedBy, ms(v.PublishedAt))
 	return err
 }
 
@@ -59,15 +59,15 @@ func insertVersion(ctx context.Context, tx *Tx, v *app.TemplateVersion) error {
 func publish(ctx context.Context, tx *Tx, t *app.Template, v *app.TemplateVersion) error {
 	v.TemplateID, v.TeamID, v.Version = t.ID, t.TeamID, t.PublishedVersion+1
 	v.Name, v.Description, v.TemplateType, v.OutputFormats, v.Schema = t.Name, t.Description, t.TemplateType, t.OutputFormats, t.Schema
-	v.Variables, v.Constants, v.CalculatedVariables = t.Variables, t.Constants, t.CalculatedVariables
+	v.Variables, v.Constants, v.CalculatedVariables, v.SampleData = t.Variables, t.Constants, t.CalculatedVariables, t.SampleData
 	v.ContentHash = t.ContentHash()
 	if err := insertVersion(ctx, tx, v); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE templates SET description = ?, output_formats = ?, schema = ?, variables = ?, constants = ?,
-		calculated_variables = ?, published_version = ?, published_hash = ?, is_published = 1, published_at = ?, updated_at = ? WHERE id = ?`,
+		calculated_variables = ?, sample_data = ?, published_version = ?, published_hash = ?, is_published = 1, published_at = ?, updated_at = ? WHERE id = ?`,
 		t.Description, mustJSON(t.OutputFormats), string(t.Schema), mustJSON(t.Variables), mustJSON(t.Constants),
-		mustJSON(t.CalculatedVariables), v.Version, v.ContentHash, ms(v.PublishedAt), ms(v.PublishedAt), t.ID); err != nil {
+		mustJSON(t.CalculatedVariables), sampleJSON(t.SampleData), v.Version, v.ContentHash, ms(v.PublishedAt), ms(v.PublishedAt), t.ID); err != nil {
 		return err
 	}
 	t.PublishedVersion, t.PublishedHash, t.IsPublished, t.HasDraft = v.Version, v.ContentHash, true, false
@@ -113,7 +113,7 @@ func (db *DB) RestoreTemplateVersion(ctx context.Context, templateID string, fro
 			return err
 		}
 		t.Description, t.OutputFormats, t.Schema = src.Description, src.OutputFormats, src.Schema
-		t.Variables, t.Constants, t.CalculatedVariables = src.Variables, src.Constants, src.CalculatedVariables
+		t.Variables, t.Constants, t.CalculatedVariables, t.SampleData = src.Variables, src.Constants, src.CalculatedVariables, src.SampleData
 		return publish(ctx, tx, t, v)
 	})
 	return t, err

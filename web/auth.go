@@ -82,7 +82,7 @@ func (s *Server) handleVerifyEmail(w http.ResponseWriter, r *http.Request) error
 
 // handleResendVerification serves POST /api/auth/resend-verification.
 func (s *Server) handleResendVerification(w http.ResponseWriter, r *http.Request) error {
-	if err := s.Auth.ResendVerification(r.Context()); err != nil {
+	if err := s.Auth.ResendVerification(r.Context(), ""); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, message{"verification email sent"})

@@ -5,20 +5,38 @@ import (
 	"strconv"
 
 	"folio/app"
+	"folio/render"
 )
 
 // handlePreview serves POST /api/templates/{id}/preview: the rendered file,
 // with the render figures in X-Folio-* headers; nothing is recorded.
 func (s *Server) handlePreview(w http.ResponseWriter, r *http.Request) error {
 	var in app.PreviewInput
-	if err := decode(r, &in); err != nil {
+	if err := decodeOptional(r, &in); err != nil {
 		return err
 	}
 	doc, st, err := s.Documents.Preview(r.Context(), r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}
-	format := in.Format
+	return writePreview(w, in.Format, doc, st)
+}
+
+// handlePreviewDefinition serves POST /api/templates/preview: a definition
+// sent in the body (not stored) rendered like handlePreview.
+func (s *Server) handlePreviewDefinition(w http.ResponseWriter, r *http.Request) error {
+	var in app.PreviewDefinitionInput
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	doc, st, err := s.Documents.PreviewDefinition(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	return writePreview(w, in.Format, doc, st)
+}
+
+func writePreview(w http.ResponseWriter, format string, doc []byte, st render.Stats) error {
 	if format == "" {
 		format = "pdf"
 	}
@@ -33,7 +51,7 @@ func (s *Server) handlePreview(w http.ResponseWriter, r *http.Request) error {
 	h.Set("X-Folio-Bytes", strconv.Itoa(len(doc)))
 	h.Set("Content-Length", strconv.Itoa(len(doc)))
 	w.WriteHeader(http.StatusOK)
-	_, err = w.Write(doc)
+	_, err := w.Write(doc)
 	return err
 }
 

@@ -108,6 +108,7 @@ func (s *Server) routes() {
 
 	// Previews and validation: render or check without storing anything.
 	s.handle("POST /api/templates/{id}/preview", anyAuth, s.handlePreview)
+	s.handle("POST /api/templates/preview", anyAuth, s.handlePreviewDefinition)
 	s.handle("POST /api/templates/validate-schema", anyAuth, s.handleValidateSchema)
 	s.handle("POST /api/templates/validate-variables", anyAuth, s.handleValidateVariables)
 

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"html/template"
+	"net/url"
 	"strings"
 
 	"folio/app"
@@ -19,10 +20,39 @@ func (d *Dashboard) renderAccount(c *call, extra map[string]any) error {
 		return err
 	}
 	data := map[string]any{"TwoFactor": tf}
+	// A setup waiting for its code shows again, the same secret and QR
+	// code, whenever the page is opened: after a wrong code, a reload, or
+	// a visit elsewhere. Only "Start over" replaces it.
+	if tf.Pending {
+		setup, err := d.Accounts.PendingTwoFactor(c.r.Context())
+		if err != nil {
+			return err
+		}
+		data["Setup"], data["QR"] = setup, qrURL(setup)
+	}
 	for k, v := range extra {
 		data[k] = v
 	}
+	if codes, ok := data["BackupCodes"].([]string); ok {
+		data["CodesFile"] = codesFile(c.User.Email, codes)
+	}
 	return d.render(c, "account", "Account", data)
+}
+
+// qrURL lets the page show the service's QR code, a data: URI of a PNG.
+func qrURL(setup *app.TwoFactorSetup) template.URL {
+	if !strings.HasPrefix(setup.QRCode, "data:image/png;base64,") {
+		return ""
+	}
+	return template.URL(setup.QRCode)
+}
+
+// codesFile is the backup codes as a text file, for the download button (a
+// data: URI: the codes are shown once and never kept in clear).
+func codesFile(email string, codes []string) template.URL {
+	text := "Folio backup codes for " + email + "\n" +
+		"Each code works once, in place of a code from your authenticator app.\n\n" + strings.Join(codes, "\n") + "\n"
+	return template.URL("data:text/plain;charset=utf-8," + url.PathEscape(text))
 }
 
 // accountProfile serves POST /app/account/profile: name, timezone, email
@@ -65,31 +95,47 @@ func (d *Dashboard) accountPassword(c *call) error {
 	return c.redirect("/app/account", "ok", "Password changed. Your other sessions are signed out.")
 }
 
-// accountResend serves POST /app/account/resend-verification.
+// accountResend serves POST /app/account/resend-verification. The link
+// leads back to the page it was asked from (an invitation, say).
 func (d *Dashboard) accountResend(c *call) error {
-	err := d.Auth.ResendVerification(c.r.Context())
-	return c.done(err, backTo(c, "/app/account"), "We sent a new verification link to "+c.User.Email+".")
+	back := backTo(c, "/app/account")
+	next := ""
+	if back != "/app/account" {
+		next = back
+	}
+	err := d.Auth.ResendVerification(c.r.Context(), next)
+	return c.done(err, back, "We sent a new verification link to "+c.User.Email+".")
 }
 
-// twoFactorEnable serves POST /app/account/2fa/enable: the QR code, the
-// secret and the backup codes, shown once; two-factor is on after verify.
+// twoFactorEnable serves POST /app/account/2fa/enable: the QR code and the
+// secret; two-factor is on after verify. A setup already waiting is shown
+// again rather than replaced (its QR code may be scanned already), unless
+// the form says restart ("Start over").
 func (d *Dashboard) twoFactorEnable(c *call) error {
+	if c.form("restart") == "" {
+		if _, err := d.Accounts.PendingTwoFactor(c.r.Context()); err == nil {
+			return d.renderAccount(c, nil)
+		}
+	}
 	setup, err := d.Accounts.EnableTwoFactor(c.r.Context())
 	if err != nil {
 		return c.done(err, "/app/account", "")
 	}
-	// The QR code is a data: URI of a PNG made by the service.
-	qr := template.URL(setup.QRCode)
-	if !strings.HasPrefix(setup.QRCode, "data:image/png;base64,") {
-		qr = ""
-	}
-	return d.renderAccount(c, map[string]any{"Setup": setup, "QR": qr})
+	// The backup codes of the start are not shown: new ones come with the
+	// confirmation, so a setup started over never leaves codes behind.
+	return d.renderAccount(c, map[string]any{"Setup": setup, "QR": qrURL(setup)})
 }
 
-// twoFactorVerify serves POST /app/account/2fa/verify: turns two-factor on.
+// twoFactorVerify serves POST /app/account/2fa/verify: turns two-factor on
+// and shows the backup codes, once, to copy or download. A wrong code
+// comes back to the same setup.
 func (d *Dashboard) twoFactorVerify(c *call) error {
-	err := d.Accounts.VerifyTwoFactor(c.r.Context(), c.form("code"))
-	return c.done(err, "/app/account", "Two-factor authentication is on. Logging in now asks for a code.")
+	codes, err := d.Accounts.ConfirmTwoFactor(c.r.Context(), c.form("code"))
+	if err != nil {
+		return c.done(err, "/app/account#two-factor", "")
+	}
+	c.flash = &flash{Kind: "ok", Message: "Two-factor authentication is on. Logging in now asks for a code. Store your backup codes now: they are not shown again."}
+	return d.renderAccount(c, map[string]any{"BackupCodes": codes})
 }
 
 // twoFactorDisable serves POST /app/account/2fa/disable (password).

@@ -66,16 +66,20 @@ func (d *Dashboard) loginTwoFactor(c *call) error {
 
 // signupPage serves GET /app/signup.
 func (d *Dashboard) signupPage(c *call) error {
+	next := safeNext(c.r.URL.Query().Get("next"))
 	if c.P != nil {
-		return c.redirect("/app/", "", "")
+		return c.redirect(next, "", "")
 	}
-	return d.render(c, "signup", "Sign up", map[string]any{"Next": safeNext(c.r.URL.Query().Get("next"))})
+	return d.render(c, "signup", "Sign up", map[string]any{"Next": next})
 }
 
 // signup serves POST /app/signup: creates the account and signs it in.
 func (d *Dashboard) signup(c *call) error {
-	in := app.SignupInput{Name: c.form("name"), Email: c.form("email"), Password: c.r.PostFormValue("password")}
 	next := safeNext(c.form("next"))
+	in := app.SignupInput{Name: c.form("name"), Email: c.form("email"), Password: c.r.PostFormValue("password")}
+	if next != "/app/" {
+		in.Next = next // the verification link comes back here (an invitation)
+	}
 	st, err := d.Sessions.Signup(c.r.Context(), in, c.client())
 	if err != nil {
 		return d.formError(c, err, "signup", "Sign up", map[string]any{"Name": in.Name, "Email": in.Email, "Next": next})
@@ -99,16 +103,22 @@ func (d *Dashboard) logout(c *call) error {
 	return c.redirect("/app/login", "ok", "You are logged out.")
 }
 
-// verifyEmail serves GET /verify-email?token=..., the link of the
+// verifyEmail serves GET /verify-email?token=...&next=..., the link of the
 // verification and email-change mails. The token is single use, so opening
-// the link verifies at once.
+// the link verifies at once. A link from a signup that began at an
+// invitation carries it as next: signed in, the page goes straight back
+// there; signed out, the login leads there.
 func (d *Dashboard) verifyEmail(c *call) error {
 	err := d.Auth.VerifyEmail(c.r.Context(), c.r.URL.Query().Get("token"))
 	var e *app.Error
 	if err != nil && !errors.As(err, &e) {
 		return err
 	}
-	data := map[string]any{"OK": err == nil, "SignedIn": c.P != nil}
+	next := safeNext(c.r.URL.Query().Get("next"))
+	if err == nil && c.P != nil && next != "/app/" {
+		return c.redirect(next, "ok", "Your email address is verified.")
+	}
+	data := map[string]any{"OK": err == nil, "SignedIn": c.P != nil, "Next": next}
 	status := http.StatusOK
 	if e != nil {
 		data["error"] = errorText(e)

@@ -88,7 +88,7 @@ func (m *routeMux) Handle(pattern string, h http.Handler) {
 // render; POST actions check the CSRF token, call one service method and
 // redirect back with a message (or re-render the form with the error).
 func (d *Dashboard) routes(mux *routeMux) {
-	mux.Handle("GET /app/static/{file}", http.HandlerFunc(serveStatic))
+	mux.Handle("GET /app/static/{file...}", http.HandlerFunc(serveStatic))
 	mux.Handle("GET /{$}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/app/", http.StatusSeeOther) }))
 	mux.Handle("/app/", d.public(d.notFound))
 
@@ -110,7 +110,6 @@ func (d *Dashboard) routes(mux *routeMux) {
 	mux.Handle("POST /app/templates", d.authed(d.templateCreate))
 	mux.Handle("GET /app/templates/{id}", d.authed(d.templateEdit))
 	mux.Handle("POST /app/templates/{id}", d.authed(d.templateSave))
-	mux.Handle("POST /app/templates/{id}/draft", d.authed(d.templateDraft))
 	mux.Handle("POST /app/templates/{id}/preview", d.authed(d.templatePreview))
 	mux.Handle("POST /app/templates/validate-schema", d.authed(d.validateSchema))
 	mux.Handle("POST /app/templates/validate-variables", d.authed(d.validateVariables))

@@ -40,16 +40,24 @@ var assetVersion = func() string {
 	return hex.EncodeToString(h.Sum(nil))[:10]
 }()
 
-// serveStatic serves the embedded CSS, JavaScript and icons.
+// serveStatic serves the embedded CSS, JavaScript and icons, and the
+// vendored editor under vendor/ (its LICENSE and README stay in the
+// repository: only known types are served).
 func serveStatic(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("file")
-	b, err := staticFiles.ReadFile("static/" + name)
-	if err != nil || strings.Contains(name, "/") {
+	types := map[string]string{".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".svg": "image/svg+xml"}
+	typ, known := types[path.Ext(name)]
+	nested := strings.Contains(name, "/")
+	if !known || (nested && !strings.HasPrefix(name, "vendor/")) || !fs.ValidPath(name) {
 		http.NotFound(w, r)
 		return
 	}
-	types := map[string]string{".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".svg": "image/svg+xml"}
-	w.Header().Set("Content-Type", types[path.Ext(name)])
+	b, err := staticFiles.ReadFile("static/" + name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", typ)
 	w.Header().Set("Cache-Control", "public, max-age=86400")
 	w.Write(b)
 }

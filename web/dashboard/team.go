@@ -170,6 +170,10 @@ func (d *Dashboard) invitationPage(c *call) error {
 	data := map[string]any{"Inv": inv, "ID": id}
 	var e *app.Error
 	switch {
+	case app.ErrorCode(err) == app.ECodeEmailNotVerified:
+		// A newcomer who signed up from the mail's link: the verification
+		// link brings them back here.
+		data["Unverified"] = true
 	case errors.As(err, &e):
 		data["error"] = errorText(e)
 	case err != nil:

@@ -1,6 +1,7 @@
 // Folio dashboard script: small, hand-written, no dependencies. Every page
 // works without it; it adds confirmations, copy buttons, the template
-// editor's checks and live preview, and auto-refresh of the jobs list.
+// editor (the vendored CodeMirror, checks marked at their line, a live
+// preview of the unsaved text), and auto-refresh of the jobs list.
 "use strict";
 
 (function () {
@@ -38,14 +39,21 @@
     if (f && !window.confirm(f.dataset.confirm)) ev.preventDefault();
   });
 
-  // Copy buttons: data-copy names the input holding the text.
+  // Copy buttons: data-copy names the input (or element) holding the text.
   $$("[data-copy]").forEach((b) => b.addEventListener("click", async () => {
     const src = $(b.dataset.copy);
     if (!src) return;
     try {
-      await navigator.clipboard.writeText(src.value);
+      await navigator.clipboard.writeText("value" in src ? src.value : src.textContent);
     } catch (e) {
-      src.select();
+      if (src.select) {
+        src.select();
+      } else {
+        const r = document.createRange();
+        r.selectNodeContents(src);
+        getSelection().removeAllRanges();
+        getSelection().addRange(r);
+      }
       document.execCommand("copy");
     }
     const was = b.textContent;
@@ -55,15 +63,6 @@
 
   $$("[data-back]").forEach((a) => a.addEventListener("click", (ev) => {
     if (history.length > 1) { ev.preventDefault(); history.back(); }
-  }));
-
-  // "Format" buttons pretty-print a JSON textarea.
-  $$("[data-format]").forEach((b) => b.addEventListener("click", () => {
-    const ta = $(b.dataset.format);
-    try {
-      ta.value = JSON.stringify(JSON.parse(ta.value), null, 2);
-      ta.dispatchEvent(new Event("input"));
-    } catch (e) { /* the status line already shows the syntax error */ }
   }));
 
   // Job detail pages reload while the job runs.
@@ -96,131 +95,317 @@
 
   editor();
 
-  // The template editor: validation as you type, live draft saving and
-  // the preview pane.
+  // positions parses JSON text and returns where each value is: a Map from
+  // its path, written as the server's messages write it
+  // (root.sections[0].props), to the offsets of the value (or of its key).
+  // Text that is not JSON throws {pos, message}.
+  function positions(text, root) {
+    const out = new Map();
+    let i = 0;
+    const fail = (msg) => {
+      const before = text.slice(0, i).split("\n");
+      throw { pos: i, message: msg + " at line " + before.length + ", column " + (before[before.length - 1].length + 1) };
+    };
+    const ws = () => { while (i < text.length && " \t\r\n".includes(text[i])) i++; };
+    const str = () => {
+      const start = i++;
+      while (i < text.length && text[i] !== '"') {
+        if (text[i] === "\\") i++;
+        else if (text[i] < " ") fail("a control character in a string");
+        i++;
+      }
+      if (i >= text.length) fail("an unterminated string");
+      i++;
+      return JSON.parse(text.slice(start, i));
+    };
+    const value = (path, from) => {
+      ws();
+      const start = from === undefined ? i : from;
+      const c = text[i];
+      if (c === "{") {
+        i++; ws();
+        if (text[i] === "}") { i++; } else {
+          for (;;) {
+            ws();
+            if (text[i] !== '"') fail("expected a quoted name");
+            const keyAt = i;
+            const key = str();
+            ws();
+            if (text[i] !== ":") fail("expected ':' after a name");
+            i++;
+            value(path + "." + key, keyAt);
+            ws();
+            if (text[i] === ",") { i++; continue; }
+            if (text[i] === "}") { i++; break; }
+            fail("expected ',' or '}'");
+          }
+        }
+      } else if (c === "[") {
+        i++; ws();
+        if (text[i] === "]") { i++; } else {
+          for (let n = 0; ; n++) {
+            value(path + "[" + n + "]");
+            ws();
+            if (text[i] === ",") { i++; continue; }
+            if (text[i] === "]") { i++; break; }
+            fail("expected ',' or ']'");
+          }
+        }
+      } else if (c === '"') {
+        str();
+      } else {
+        const m = /^(-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?|true|false|null)/.exec(text.slice(i, i + 400));
+        if (!m) fail(i >= text.length ? "unexpected end of the text" : "unexpected " + JSON.stringify(c));
+        i += m[0].length;
+      }
+      out.set(path, { from: start, to: i });
+    };
+    value(root);
+    ws();
+    if (i < text.length) fail("unexpected text after the JSON value");
+    return out;
+  }
+
+  // locate finds where a message's path is in a field: the path itself, or
+  // the nearest enclosing value that exists (a missing prop marks its object).
+  function locate(map, path) {
+    for (let p = path || ""; p; ) {
+      if (map.has(p)) return map.get(p);
+      const up = p.replace(/(\.[^.[\]]+|\[\d+\])$/, "");
+      if (up === p) return null;
+      p = up;
+    }
+    return null;
+  }
+
+  // The template editor: a code editor per JSON field (when CodeMirror
+  // loaded), checks as you type marked at their line, sample values, and a
+  // live preview of the unsaved text. Nothing is stored until Save.
   function editor() {
     const form = $("#editor-form");
-    const sample = $("#sample-form");
-    if (!form || !sample) return;
-    const id = form.dataset.id;
+    if (!form) return;
     const editable = form.dataset.editable === "true";
-    const schema = $("#schema"), variables = $("#variables"), constants = $("#constants"), calculated = $("#calculated");
-    const frame = $("#preview-frame"), status = $("#preview-status"), open = $("#preview-open");
-    const live = $("#live");
-    let seq = 0, lastURL = null, saved = true;
+    const frame = $("#preview-frame"), table = $("#preview-table"), status = $("#preview-status"), open = $("#preview-open");
+    const live = $("#live"), format = $("#format"), fieldsBox = $("#sample-fields");
+    if ($("#live-label")) $("#live-label").hidden = false;
+    const fields = { schema: "Schema", variables: "Variables", constants: "Constants", calculatedVariables: "Calculated variables" };
+    const fallback = { variables: [], constants: {}, calculatedVariables: [] };
+    const codes = {};
+    const lint = {}; // name -> {text, list} of the last check, and a waiting linter
+    let seq = 0, previewSeq = 0, lastURL = null, lastBody = "", wanted = false;
 
-    // Sample values are kept per template in this browser.
-    const store = "folio.sample." + id;
-    const inputs = $$("[name^='var.'], #format", sample);
-    if (sample.dataset.example) {
-      saveSample();
-    } else {
-      try {
-        const vals = JSON.parse(localStorage.getItem(store) || "{}");
-        inputs.forEach((i) => { if (i.name in vals) i.value = vals[i.name]; });
-      } catch (e) { /* ignore a damaged entry */ }
-    }
-    function saveSample() {
-      const vals = {};
-      inputs.forEach((i) => { vals[i.name] = i.value; });
-      try { localStorage.setItem(store, JSON.stringify(vals)); } catch (e) { /* storage full or off */ }
-    }
+    // Ctrl+S in the code editor saves, as the Save button does.
+    const save = () => { if (editable && $("#save")) form.requestSubmit($("#save")); };
+    $$("textarea[data-code]", form).forEach((ta) => {
+      const name = ta.dataset.code;
+      const c = { ta, cm: null };
+      if (window.CodeMirror) {
+        c.cm = window.CodeMirror.fromTextArea(ta, {
+          mode: { name: "javascript", json: true }, lineNumbers: true, matchBrackets: true, autoCloseBrackets: true,
+          readOnly: ta.readOnly, tabSize: 2, indentUnit: 2, viewportMargin: 50,
+          extraKeys: { "Ctrl-S": save, "Cmd-S": save }, screenReaderLabel: fields[name],
+          gutters: ["CodeMirror-lint-markers"],
+          lint: {
+            async: true, lintOnChange: true, delay: 400,
+            getAnnotations: (text, done) => {
+              const last = lint[name];
+              if (last && last.text === text) done(last.list);
+              else lint[name] = { text: null, list: [], waiting: done };
+            },
+          },
+        });
+        c.cm.getWrapperElement().classList.add("cm-" + name);
+        c.cm.getWrapperElement().dataset.field = name;
+        c.cm.on("change", () => { c.cm.save(); edited(); });
+      } else {
+        ta.addEventListener("input", edited);
+      }
+      c.get = () => (c.cm ? c.cm.getValue() : ta.value);
+      c.set = (v) => { if (c.cm) c.cm.setValue(v); else { ta.value = v; edited(); } };
+      c.at = (offset) => (c.cm ? c.cm.posFromIndex(offset) : null);
+      codes[name] = c;
+    });
+    // CodeMirror measures itself: one inside a closed <details> needs a
+    // refresh once it is shown.
+    $$("details[data-refresh]", form).forEach((d) => d.addEventListener("toggle", () => {
+      $$(".CodeMirror", d).forEach((w) => w.CodeMirror && w.CodeMirror.refresh());
+    }));
+    $$("[data-format]").forEach((b) => b.addEventListener("click", () => {
+      const c = codes[$(b.dataset.format).dataset.code];
+      try { c.set(JSON.stringify(JSON.parse(c.get()), null, 2)); } catch (e) { /* the status line shows the error */ }
+    }));
 
-    function parse(ta, name, fallback) {
-      if (!ta || ta.value.trim() === "") return { ok: true, value: fallback };
-      try {
-        return { ok: true, value: JSON.parse(ta.value) };
-      } catch (e) {
-        return { ok: false, error: name + " is not valid JSON: " + e.message };
-      }
+    function edited() {
+      if (!editable) { check(); return; }
+      $("#unsaved-badge").hidden = false;
+      if ($("#publish-unsaved")) $("#publish-unsaved").hidden = false;
+      check();
     }
+    form.addEventListener("submit", () => { $("#unsaved-badge").hidden = true; });
+    fieldsBox.addEventListener("input", edited);
+    fieldsBox.addEventListener("change", edited);
+    format.addEventListener("change", () => preview());
+    if (live) live.addEventListener("change", () => { if (live.checked) preview(); });
 
-    function show(box, result) {
-      box.replaceChildren();
-      if (result.syntax) {
-        box.append(el("div", "bad", result.syntax));
-        return;
-      }
-      if (result.request) {
-        box.append(el("div", "bad", result.request));
-        return;
-      }
-      const v = result.validation;
-      box.append(el("div", v.valid ? "ok" : "bad", v.valid ? "✓ Valid" : "✗ " + v.errors.length + " problem" + (v.errors.length === 1 ? "" : "s")));
-      const list = (items, cls) => {
-        if (!items || !items.length) return;
+    function show(box, head, ok, items) {
+      box.replaceChildren(el("div", ok ? "ok" : "bad", head));
+      const list = (xs, cls) => {
+        if (!xs || !xs.length) return;
         const ul = el("ul", cls);
-        items.forEach((i) => {
+        xs.forEach((x) => {
           const li = el("li");
-          li.append(el("code", "", i.path || i.variable || ""), document.createTextNode(" " + i.message));
+          li.append(el("code", "", x.path || x.variable || ""), document.createTextNode(" " + x.message));
           ul.append(li);
         });
         box.append(ul);
       };
-      list(v.errors, "bad");
-      list(v.warnings, "warning");
+      list(items.errors, "bad");
+      list(items.warnings, "warning");
     }
 
-    async function validate(url, body, box) {
+    async function validate(url, body) {
       try {
         const res = await post(url, body);
         const j = await res.json();
-        if (!res.ok) {
-          show(box, { request: j.text || j.message });
-          return false;
-        }
-        show(box, { validation: j });
-        return j.valid;
+        return res.ok ? j : { request: j.text || j.message };
       } catch (e) {
-        show(box, { request: "Could not reach the server: " + e.message });
-        return false;
+        return { request: "Could not reach the server: " + e.message };
       }
+    }
+
+    // mark hands each field's problems to its linter: gutter markers and
+    // underlines at the line of each path.
+    function mark(texts, list) {
+      Object.keys(codes).forEach((name) => {
+        const prev = lint[name];
+        lint[name] = { text: texts[name], list: list[name] || [] };
+        if (prev && prev.waiting && prev.text === null) {
+          if (codes[name].cm && codes[name].cm.getValue() === texts[name]) prev.waiting(lint[name].list);
+          else lint[name].waiting = prev.waiting;
+        }
+        if (codes[name].cm && codes[name].cm.performLint) codes[name].cm.performLint();
+      });
     }
 
     const check = debounce(async () => {
       const mine = ++seq;
-      const s = parse(schema, "Schema"), v = parse(variables, "Variables", []), c = parse(constants, "Constants", {}), k = parse(calculated, "Calculated variables", []);
+      const texts = {}, values = {}, maps = {}, notes = {};
+      const syntax = [];
+      Object.keys(fields).forEach((name) => {
+        notes[name] = [];
+        if (!codes[name]) return;
+        const text = (texts[name] = codes[name].get());
+        if (text.trim() === "" && name !== "schema") { values[name] = fallback[name]; maps[name] = new Map(); return; }
+        try {
+          maps[name] = positions(text, name);
+          values[name] = JSON.parse(text);
+        } catch (e) {
+          const at = codes[name].at(e.pos || 0);
+          const msg = fields[name] + " is not valid JSON: " + (e.message || e);
+          syntax.push({ name, message: msg });
+          if (at) notes[name].push({ from: at, to: codes[name].at((e.pos || 0) + 1), message: msg, severity: "error" });
+        }
+      });
       const sBox = $("#schema-status"), vBox = $("#variables-status");
-      if (!s.ok) show(sBox, { syntax: s.error });
-      if (!v.ok || !c.ok || !k.ok) show(vBox, { syntax: (v.error || c.error || k.error) });
-      if (!s.ok || !v.ok || !c.ok || !k.ok) return;
-      const [sOK, vOK] = await Promise.all([
-        validate("/app/templates/validate-schema", { templateType: form.dataset.type, schema: s.value }, sBox),
-        validate("/app/templates/validate-variables", { variables: v.value, constants: c.value, calculatedVariables: k.value }, vBox),
-      ]);
-      if (mine !== seq || !sOK || !vOK || !editable || !live || !live.checked || saved) return;
-      setStatus("Saving the draft…");
-      try {
-        const res = await post("/app/templates/" + encodeURIComponent(id) + "/draft",
-          { schema: s.value, variables: v.value, constants: c.value, calculatedVariables: k.value });
-        const j = await res.json();
-        if (!res.ok) { setStatus(j.text || j.message, true); return; }
-        saved = true;
-        const badge = $("#draft-badge");
-        if (badge) badge.hidden = false;
-      } catch (e) {
-        setStatus("Could not save the draft: " + e.message, true);
+      if (syntax.length) {
+        const s = syntax.find((x) => x.name === "schema"), v = syntax.find((x) => x.name !== "schema");
+        if (s) sBox.replaceChildren(el("div", "bad", s.message));
+        if (v) vBox.replaceChildren(el("div", "bad", v.message));
+        mark(texts, notes);
         return;
       }
-      if (mine === seq) preview();
-    }, 600);
+      const [sv, vv] = await Promise.all([
+        validate("/app/templates/validate-schema", { templateType: form.dataset.type, schema: values.schema }),
+        validate("/app/templates/validate-variables", { variables: values.variables, constants: values.constants, calculatedVariables: values.calculatedVariables }),
+      ]);
+      if (mine !== seq) return;
+      const results = [[sBox, sv], [vBox, vv]];
+      results.forEach(([box, v]) => {
+        if (v.request) { box.replaceChildren(el("div", "bad", v.request)); return; }
+        show(box, v.valid ? "✓ Valid" : "✗ " + v.errors.length + " problem" + (v.errors.length === 1 ? "" : "s"), v.valid, v);
+        [["errors", "error"], ["warnings", "warning"]].forEach(([key, severity]) => (v[key] || []).forEach((issue) => {
+          const name = Object.keys(fields).find((f) => issue.path === f || (issue.path || "").startsWith(f + ".") || (issue.path || "").startsWith(f + "["));
+          if (!name || !codes[name]) return;
+          const where = locate(maps[name], issue.path) || { from: 0, to: 1 };
+          // The line of the value's start: a key, or an array element.
+          const from = codes[name].at(where.from);
+          const to = codes[name].at(Math.min(where.to, where.from + 200));
+          notes[name].push({ from, to, message: issue.path + ": " + issue.message, severity });
+        }));
+      });
+      mark(texts, notes);
+      syncSamples(values.variables);
+      if (sv.valid && vv.valid && (wanted || !live || live.checked)) {
+        wanted = false;
+        preview(values);
+      }
+    }, 450);
 
-    [schema, variables, constants, calculated].forEach((ta) => ta && ta.addEventListener("input", () => { saved = false; check(); }));
-    form.addEventListener("submit", () => { saved = true; });
-
-    function setStatus(text, bad) {
-      status.replaceChildren(el("span", bad ? "bad" : "muted", text));
+    // The sample form follows the variables as typed: a field per variable,
+    // values kept by name.
+    function syncSamples(vars) {
+      if (!Array.isArray(vars)) return;
+      const want = vars.filter((v) => v && typeof v.name === "string" && v.name);
+      const have = $$("[data-var]", fieldsBox).map((l) => l.dataset.var);
+      const key = (v) => [v.name, v.type, !!v.required, v.description || ""].join("|");
+      const sig = want.map(key).join("\n");
+      if (fieldsBox.dataset.sig === undefined) fieldsBox.dataset.sig = sig;
+      if (sig === fieldsBox.dataset.sig && want.length === have.length) return;
+      fieldsBox.dataset.sig = sig;
+      const old = {};
+      $$("[name^='var.']", fieldsBox).forEach((i) => { old[i.name.slice(4)] = i.value; });
+      const nodes = want.map((v) => {
+        const label = el("label");
+        label.dataset.var = v.name;
+        label.append(document.createTextNode(v.name + " "),
+          el("span", "muted small", (v.type || "string") + (v.required ? ", required" : "") + (v.description ? " — " + v.description : "")));
+        const def = v.defaultValue === undefined || v.defaultValue === null ? "" : (typeof v.defaultValue === "string" ? v.defaultValue : JSON.stringify(v.defaultValue));
+        let input;
+        if (v.type === "object" || v.type === "array") {
+          input = el("textarea", "code");
+          input.rows = 4;
+          input.spellcheck = false;
+        } else if (v.type === "boolean") {
+          input = el("select");
+          input.append(el("option", "", "(default" + (def ? ": " + def : "") + ")"), el("option", "", "true"), el("option", "", "false"));
+          input.options[0].value = "";
+        } else {
+          input = el("input");
+          if (v.type === "number" || v.type === "integer") input.inputMode = "decimal";
+        }
+        input.name = "var." + v.name;
+        if (input.tagName !== "SELECT") input.placeholder = def || (v.type === "date" ? "YYYY-MM-DD" : "");
+        input.value = old[v.name] || "";
+        label.append(input);
+        return label;
+      });
+      if (!nodes.length) nodes.push(el("p", "muted small", "This template declares no variables."));
+      fieldsBox.replaceChildren(...nodes);
     }
 
-    async function preview() {
-      saveSample();
+    function setStatus(text, cls) {
+      status.replaceChildren(el("span", cls || "muted", text));
+    }
+
+    // preview renders the editor's text with the sample values, unsaved.
+    async function preview(values) {
+      if (!values) { wanted = true; check(); return; }
+      const fmt = format.value;
+      const body = { schema: values.schema, variables: values.variables, constants: values.constants,
+        calculatedVariables: values.calculatedVariables, fields: {}, format: fmt, view: fmt === "xlsx" ? "table" : "" };
+      $$("[name^='var.']", fieldsBox).forEach((i) => { body.fields[i.name.slice(4)] = i.value; });
+      const text = JSON.stringify(body);
+      if (text === lastBody && status.dataset.rendered) return; // nothing changed since the last render
+      lastBody = text;
+      const mine = ++previewSeq;
       setStatus("Rendering…");
-      const fd = new FormData(sample);
       try {
-        const res = await post(sample.dataset.preview, fd);
+        const res = await post(form.dataset.preview, body);
+        if (mine !== previewSeq) return;
         const type = res.headers.get("Content-Type") || "";
         if (!res.ok || type.startsWith("application/json")) {
           const j = await res.json();
+          lastBody = "";
           status.replaceChildren(el("div", "bad", j.text || j.message));
           const errs = j.relatedInfo && j.relatedInfo.errors;
           if (Array.isArray(errs) && errs.length) {
@@ -230,32 +415,42 @@
           }
           return;
         }
-        const blob = await res.blob();
-        if (lastURL) URL.revokeObjectURL(lastURL);
-        lastURL = URL.createObjectURL(blob);
-        const pages = res.headers.get("X-Folio-Pages");
-        const kb = (blob.size / 1024).toFixed(1);
         const when = new Date().toLocaleTimeString();
-        if (type.startsWith("application/pdf")) {
+        const kb = ((Number(res.headers.get("X-Folio-Bytes")) || 0) / 1024).toFixed(1);
+        if (res.headers.get("X-Folio-Fragment") === "xlsx-table") {
+          table.innerHTML = await res.text(); // the server's escaped HTML table
+          table.hidden = false;
+          frame.hidden = true;
+          open.hidden = true;
+          const sheets = res.headers.get("X-Folio-Sheets");
+          setStatus("Preview: XLSX, " + sheets + " sheet" + (sheets === "1" ? "" : "s") + ", " + kb + " KB, " + when + " (first sheet below; Generate for the file)", "ok");
+        } else {
+          const blob = await res.blob();
+          if (lastURL) URL.revokeObjectURL(lastURL);
+          lastURL = URL.createObjectURL(blob);
+          const pages = res.headers.get("X-Folio-Pages");
           frame.src = lastURL + "#view=FitH&navpanes=0";
           frame.hidden = false;
-          status.replaceChildren(el("span", "ok", "Preview: " + pages + " page" + (pages === "1" ? "" : "s") + ", " + kb + " KB, " + when));
-        } else {
-          frame.hidden = true;
-          status.replaceChildren(el("span", "ok", "XLSX preview ready (" + kb + " KB, " + when + "): open it below."));
+          table.hidden = true;
+          open.href = lastURL;
+          open.hidden = false;
+          setStatus("Preview: " + pages + " page" + (pages === "1" ? "" : "s") + ", " + kb + " KB, " + when, "ok");
         }
         status.dataset.rendered = String(Date.now());
-        open.href = lastURL;
-        open.download = type.startsWith("application/pdf") ? "" : "preview.xlsx";
-        open.hidden = false;
       } catch (e) {
-        setStatus("Could not render: " + e.message, true);
+        lastBody = "";
+        setStatus("Could not render: " + e.message, "bad");
       }
     }
 
-    $("#preview-button").addEventListener("click", preview);
-    inputs.forEach((i) => i.addEventListener("change", () => { saveSample(); if (live && live.checked) preview(); }));
+    // The Preview button renders in the pane; without script it posts the
+    // form and opens the file in a new tab.
+    $("#preview-button").addEventListener("click", (ev) => {
+      ev.preventDefault();
+      lastBody = "";
+      wanted = true;
+      check();
+    });
     check();
-    if (live && live.checked) preview();
   }
 })();
