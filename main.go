@@ -590,12 +590,13 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	docs := fs.Int64("documents", 0, "number of document credits")
 	out := fs.String("out", "", "backup archive to write (.tar.gz)")
 	withFiles := fs.Bool("with-files", false, "backup: include generated documents")
+	timeout := fs.Duration("timeout", 30*time.Minute, "backup: give up on a running server's backup after this long (0: no limit; it also gives up when the server sends nothing for 10 minutes)")
 	envDefaults(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if cmd == "backup" {
-		return backup(ctx, *data, *out, *withFiles, stdout)
+		return backup(ctx, *data, *out, *withFiles, *timeout, stdout)
 	}
 	if _, err := app.FindPlan(*defaultPlan); err != nil && cmd == "create-user" {
 		return fmt.Errorf("--default-plan: %w", err)
@@ -748,10 +749,9 @@ func soak(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // backup writes a backup archive, through the running server when there is
 // one (it holds the bbolt file), else from the files directly.
-func backup(ctx context.Context, data, out string, withFiles bool, stdout io.Writer) error {
-	live := func(w io.Writer) (bool, error) {
-		return web.FetchBackup(filepath.Join(data, "admin.sock"), withFiles, w)
-	}
+func backup(ctx context.Context, data, out string, withFiles bool, timeout time.Duration, stdout io.Writer) error {
+	c := &web.BackupClient{Path: filepath.Join(data, "admin.sock"), Timeout: timeout}
+	live := func(w io.Writer) (bool, error) { return c.Fetch(ctx, withFiles, w) }
 	fromServer, err := store.BackupFile(ctx, data, out, withFiles, live)
 	if err != nil {
 		return err
