@@ -41,6 +41,10 @@ func TestMain(m *testing.M) {
 			// recover cannot catch) while rendering any job whose
 			// variables hold "poison".
 			testHookDocuments = func(s *app.DocumentService) { s.Jobs = crashOnPoison{s.Jobs} }
+		case "hold-writes":
+			// Not a crash: every document's write takes two minutes, so a
+			// drain waits for the job running (signal_test.go).
+			testHookDocuments = func(s *app.DocumentService) { s.Files = slowWrites{s.Files} }
 		}
 		os.Exit(run(context.Background(), strings.Fields(args), os.Stdout, os.Stderr))
 	}

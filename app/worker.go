@@ -275,6 +275,26 @@ func (s *DocumentService) end(id string) {
 	s.mu.Unlock()
 }
 
+// ReleaseRunning returns the jobs this process is running to pending, for
+// an exit that cannot wait for them (a forced exit): their runs were cut
+// short, not crashed, so the next start runs them again without counting a
+// crash (MaxJobCrashes). It stops at ctx's end; a job not released by then
+// counts its run as a crash at the next start.
+func (s *DocumentService) ReleaseRunning(ctx context.Context) (int, error) {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.active))
+	for id := range s.active {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	for i, id := range ids {
+		if err := s.Jobs.ReleaseJob(ctx, id); err != nil {
+			return i, err
+		}
+	}
+	return len(ids), nil
+}
+
 // renewLease renews e's lease every third of the lease until the returned
 // function is called, so a running job is never claimed again while its
 // worker lives (a render may wait for memory longer than one lease). A
