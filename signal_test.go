@@ -48,7 +48,7 @@ func TestSecondSignalForcesExit(t *testing.T) {
 	key := c.createKey(u.token, nil)
 	tpl := c.createTemplate(u.token, "Invoice", invoiceTemplate).str("id")
 	id := c.must(200, "POST", "/api/v1/documents/generate?async=true", key, invoiceBody(tpl, "Held Ltd")).str("jobId")
-	waitUntil(t, 30*time.Second, "the job is running", func() bool {
+	waitUntil(t, scaled(30*time.Second), "the job is running", func() bool {
 		return c.must(200, "GET", "/api/v1/documents/jobs/"+id, key, nil).str("status") == "processing"
 	})
 
@@ -57,7 +57,7 @@ func TestSecondSignalForcesExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { p.cmd.Wait(); close(exited) }()
-	p.waitLog(t, `msg="shutting down" signal=interrupt`, 10*time.Second)
+	p.waitLog(t, `msg="shutting down" signal=interrupt`, scaled(10*time.Second))
 	// The drain waits for the job.
 	select {
 	case <-exited:
@@ -71,7 +71,7 @@ func TestSecondSignalForcesExit(t *testing.T) {
 	start := time.Now()
 	select {
 	case <-exited:
-	case <-time.After(2 * time.Second):
+	case <-time.After(scaled(2 * time.Second)):
 		t.Fatal("the second signal did not end the process within 2 s")
 	}
 	t.Logf("exited %v after the second signal", time.Since(start))
