@@ -71,10 +71,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "folio:", err)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return ee.code
+		}
 		return 1
 	}
 	return 0
 }
+
+// exitError ends the process with its own exit status instead of 1.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
 
 // Operations defaults (docs/deploy.md).
 const (
@@ -551,21 +563,75 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	store.RestrictUmask()
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// The first SIGINT or SIGTERM starts the graceful drain (Close); a
+	// second one during it forces an exit.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	first := make(chan os.Signal, 1)
+	go func() {
+		select {
+		case sig := <-sigs:
+			first <- sig
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	if err := m.Open(ctx); err != nil {
 		return err
 	}
+	var served error
 	select {
-	case <-ctx.Done():
-		m.Logger.Info("shutting down")
-	case err := <-m.served:
-		if err != nil {
-			m.Close()
-			return err
-		}
+	case sig := <-first:
+		m.Logger.Info("shutting down", "signal", sig.String(), "forceExit", "send the signal again")
+	case served = <-m.served:
 	}
-	return m.Close()
+	cancel() // from here on, a signal forces the exit
+	closed := make(chan error, 1)
+	go func() { closed <- m.Close() }()
+	select {
+	case err := <-closed:
+		if served != nil {
+			return served
+		}
+		return err
+	case sig := <-sigs:
+		return m.forceExit(sig)
+	}
+}
+
+// forceExit ends a drain that a second signal cut short, at once: queued
+// jobs are safe in the durable queue, and the jobs still running go back
+// to pending if the database takes that within a second (else the next
+// start counts their run as a crash, app.MaxJobCrashes); both run again at
+// the next start. The exit status is 128 + the signal's number, as a shell
+// reports a process that a signal ended (130 for SIGINT, 143 for SIGTERM).
+func (m *Main) forceExit(sig os.Signal) error {
+	m.Logger.Error("forced exit: a second signal during the drain", "signal", sig.String())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		n, err := m.Server.Documents.ReleaseRunning(ctx)
+		if err != nil {
+			m.Logger.Error("forced exit: running jobs not all released; the next start counts their run as a crash", "released", n, "err", err)
+		} else if n > 0 {
+			m.Logger.Info("forced exit: running jobs released to pending", "count", n)
+		}
+	}()
+	select {
+	case <-released:
+	case <-ctx.Done():
+		m.Logger.Error("forced exit: releasing running jobs took over a second; the next start counts their run as a crash")
+	}
+	code := 1
+	if s, ok := sig.(syscall.Signal); ok {
+		code = 128 + int(s)
+	}
+	return &exitError{code: code, err: fmt.Errorf("forced exit on a second %s during the drain", sig)}
 }
 
 func newFlagSet() *flag.FlagSet { return flag.NewFlagSet("serve", flag.ContinueOnError) }

@@ -45,12 +45,17 @@ type DocumentService struct {
 	// before answering with the job still pending or processing (0:
 	// DefaultGenerateWait).
 	GenerateWait time.Duration
+	// JobLease is how long a claimed job's queue lease lasts (0:
+	// DefaultJobLease); its worker renews it every third of that while
+	// the job runs.
+	JobLease time.Duration
 
 	wake    chan struct{}
 	workers int
 	checked sync.Map // job id -> checkedValues of a synchronous generate
 	mu      sync.Mutex
 	waiters map[string][]chan *Job
+	active  map[string]bool // ids of the jobs this process runs now (under mu)
 
 	draining chan struct{} // closed when the workers stop
 	running  atomic.Int32  // live workers

@@ -27,6 +27,11 @@ type Queue interface {
 	Enqueue(ctx context.Context, entries ...*QueueEntry) error
 	// Claim leases the first runnable entry, or returns nil when none is.
 	Claim(ctx context.Context, now time.Time, lease time.Duration) (*QueueEntry, error)
+	// Renew extends the lease of a claimed entry to until. The worker
+	// running its job renews it while the job runs, so a job that takes
+	// longer than one lease is never handed to a second worker. An entry
+	// that was acknowledged meanwhile returns an error.
+	Renew(ctx context.Context, e *QueueEntry, until time.Time) error
 	Ack(ctx context.Context, e *QueueEntry) error
 	// JobIDs returns the ids of every entry, for start-up reconciliation.
 	JobIDs(ctx context.Context) (map[string]bool, error)

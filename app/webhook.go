@@ -426,11 +426,18 @@ func (s *WebhookService) SendTest(ctx context.Context, id string) (*TestResult, 
 		return nil, err
 	}
 	// A test event counts towards the subscription's attempts in flight and
-	// per second, but never waits for room: the caller is waiting.
+	// per second, but never waits for room: the caller is waiting. The
+	// slot is given back even if the attempt panics (the request's recover
+	// answers 500 and the server goes on): a lost one would hold back the
+	// subscription's deliveries for good. A send that panicked counts as
+	// sent, since the request may have gone out.
 	s.Deliverer.gate.acquire(sub.ID)
-	d, sent, err := s.Deliverer.attempt(ctx, d, sub)
-	s.Deliverer.gate.release(sub.ID, sent, s.Deliverer.Now())
-	notify(s.Deliverer.wake)
+	sent := true
+	defer func() {
+		s.Deliverer.gate.release(sub.ID, sent, s.Deliverer.Now())
+		notify(s.Deliverer.wake)
+	}()
+	d, sent, err = s.Deliverer.attempt(ctx, d, sub)
 	if err != nil {
 		return nil, err
 	}

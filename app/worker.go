@@ -17,10 +17,11 @@ import (
 )
 
 // The queue lease outlasts the longest render (render.DefaultLimits: 60 s
-// PDF, 120 s XLSX).
+// PDF, 120 s XLSX); the worker renews it while its job runs anyway, since a
+// job may wait for render memory for longer than that under load.
 const (
-	jobLease = 3 * time.Minute
-	idlePoll = time.Second
+	DefaultJobLease = 3 * time.Minute
+	idlePoll        = time.Second
 	// OrphanAge is how old a pending job without a queue entry must be
 	// before the running server queues it again: younger ones may still be
 	// between their row write and their queue write.
@@ -154,7 +155,8 @@ func (s *DocumentService) RequeueOrphans(ctx context.Context) error {
 // requeue enqueues the unfinished jobs created before createdBefore (zero:
 // all) that have no queue entry. The queue is read first: a job acked in
 // between has ended and is no longer unfinished. An entry added twice is
-// harmless; a job runs to its end once (StartJob and FinishJob guard it).
+// harmless: a job runs once at a time (begin) and to its end once
+// (StartJob and FinishJob guard it).
 func (s *DocumentService) requeue(ctx context.Context, createdBefore time.Time) error {
 	queued, err := s.Queue.JobIDs(ctx)
 	if err != nil {
@@ -201,7 +203,7 @@ func (s *DocumentService) work(claim, run context.Context) {
 	idle := time.NewTimer(idlePoll)
 	defer idle.Stop()
 	for ctx.Err() == nil {
-		e, err := s.Queue.Claim(ctx, s.Now(), jobLease)
+		e, err := s.Queue.Claim(ctx, s.Now(), s.jobLease())
 		if err != nil {
 			s.logger().Error("claim job", "err", err)
 		}
@@ -216,7 +218,20 @@ func (s *DocumentService) work(claim, run context.Context) {
 		}
 		// More work may be waiting: pass the wake-up on to another worker.
 		s.signal()
-		if err := s.process(run, e); errors.Is(err, errInterrupted) {
+		if !s.begin(e.JobID) {
+			// Queued twice, or its lease lapsed, and another worker runs
+			// it now: starting it here would render it twice and count a
+			// crash (StartJob). The entry is left leased: the running
+			// worker acknowledges it when it is its own, else it comes
+			// back when this lease lapses and finds the job ended.
+			s.logger().Warn("job already running; not started twice", "job", e.JobID)
+			continue
+		}
+		stopRenewing := s.renewLease(e)
+		err = s.process(run, e)
+		stopRenewing()
+		s.end(e.JobID)
+		if errors.Is(err, errInterrupted) {
 			s.logger().Warn("job interrupted by shutdown; it stays queued for the next start", "job", e.JobID)
 			continue
 		} else if err != nil {
@@ -227,6 +242,83 @@ func (s *DocumentService) work(claim, run context.Context) {
 			s.logger().Error("ack job", "job", e.JobID, "err", err)
 		}
 	}
+}
+
+// jobLease is the queue lease of a claimed job.
+func (s *DocumentService) jobLease() time.Duration {
+	if s.JobLease > 0 {
+		return s.JobLease
+	}
+	return DefaultJobLease
+}
+
+// begin records that this process runs job id, unless it runs it already.
+// Leases live in memory and one process holds the queue, so this is the
+// whole of "one run at a time": no other process can be running the job.
+func (s *DocumentService) begin(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active[id] {
+		return false
+	}
+	if s.active == nil {
+		s.active = map[string]bool{}
+	}
+	s.active[id] = true
+	return true
+}
+
+// end records that job id's run is over.
+func (s *DocumentService) end(id string) {
+	s.mu.Lock()
+	delete(s.active, id)
+	s.mu.Unlock()
+}
+
+// ReleaseRunning returns the jobs this process is running to pending, for
+// an exit that cannot wait for them (a forced exit): their runs were cut
+// short, not crashed, so the next start runs them again without counting a
+// crash (MaxJobCrashes). It stops at ctx's end; a job not released by then
+// counts its run as a crash at the next start.
+func (s *DocumentService) ReleaseRunning(ctx context.Context) (int, error) {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.active))
+	for id := range s.active {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	for i, id := range ids {
+		if err := s.Jobs.ReleaseJob(ctx, id); err != nil {
+			return i, err
+		}
+	}
+	return len(ids), nil
+}
+
+// renewLease renews e's lease every third of the lease until the returned
+// function is called, so a running job is never claimed again while its
+// worker lives (a render may wait for memory longer than one lease). A
+// worker that dies takes the renewals with it, and the lease then lapses
+// as before.
+func (s *DocumentService) renewLease(e *QueueEntry) (stop func()) {
+	lease := s.jobLease()
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(max(lease/3, time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if err := s.Queue.Renew(context.Background(), e, s.Now().Add(lease)); err != nil {
+					s.logger().Error("renew job lease", "job", e.JobID, "err", err)
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
 }
 
 // process runs one claimed job to its end. It returns an error only when the

@@ -42,11 +42,11 @@ func FuzzExpression(f *testing.F) {
 		if err != nil {
 			t.Fatalf("values: %v", err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), scaled(5*time.Second))
 		defer cancel()
 		start := time.Now()
 		_, err = tpl.Render(ctx, io.Discard, PDF, values, Options{Limits: fuzzLimits})
-		if time.Since(start) > 4*time.Second {
+		if time.Since(start) > scaled(4*time.Second) {
 			t.Fatalf("%q took %v: the budget did not stop it", expr, time.Since(start))
 		}
 		var ee *ExpressionError

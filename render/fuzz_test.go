@@ -78,7 +78,7 @@ func FuzzRender(f *testing.F) {
 			return
 		}
 		for _, format := range []Format{PDF, XLSX} {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), scaled(10*time.Second))
 			var buf bytes.Buffer
 			stats, err := tpl.Render(ctx, &buf, format, values, Options{Limits: fuzzLimits})
 			cancel()

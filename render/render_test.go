@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/xuri/excelize/v2"
 	"golang.org/x/image/font/gofont/gobold"
@@ -28,6 +29,16 @@ var (
 	engine     *Engine
 	engineErr  error
 )
+
+// scaled stretches a wall-clock bound for the race detector's build. The
+// bounds catch a limit that fails to stop a render at all, which ten times
+// the time still does.
+func scaled(d time.Duration) time.Duration {
+	if raceEnabled {
+		return 10 * d
+	}
+	return d
+}
 
 // MustEngine returns an engine with the Go fonts, built once per test binary.
 func MustEngine(tb testing.TB) *Engine {

@@ -242,6 +242,30 @@ func (b *Bolt) Claim(_ context.Context, now time.Time, lease time.Duration) (*ap
 	return &app.QueueEntry{JobID: e.jobID, Priority: int(e.key[0]), Key: e.key}, nil
 }
 
+// Renew extends a claimed entry's lease to until. An entry whose lease
+// already ran out is leased again, unless it was claimed again meanwhile:
+// its new lease is then extended, and the job's one run guards the rest
+// (app.DocumentService runs a job once at a time).
+func (b *Bolt) Renew(_ context.Context, e *app.QueueEntry, until time.Time) error {
+	q := b.q
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	me, ok := q.entries[string(e.Key)]
+	if !ok {
+		return fmt.Errorf("renew the lease of job %s: %w", e.JobID, errNotQueued)
+	}
+	if me.index >= 0 { // expired and put back by a Claim, not claimed since
+		heap.Remove(&q.ready, me.index)
+		q.leased[string(me.key)] = me
+	}
+	if until.After(me.leaseUntil) {
+		me.leaseUntil = until
+	}
+	return nil
+}
+
+var errNotQueued = errors.New("the entry is no longer queued")
+
 // Ack removes a finished entry: from memory now, from the file with the
 // next commit.
 func (b *Bolt) Ack(_ context.Context, e *app.QueueEntry) error {
