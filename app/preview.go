@@ -23,9 +23,14 @@ type Validation struct {
 }
 
 // ValidateSchemaInput is the body of POST /api/templates/validate-schema.
+// The declarations are optional: with them, names the schema reads that
+// none declares are warned about too.
 type ValidateSchemaInput struct {
-	TemplateType string          `json:"templateType"`
-	Schema       json.RawMessage `json:"schema"`
+	TemplateType        string                      `json:"templateType"`
+	Schema              json.RawMessage             `json:"schema"`
+	Variables           []render.Variable           `json:"variables,omitempty"`
+	Constants           map[string]any              `json:"constants,omitempty"`
+	CalculatedVariables []render.CalculatedVariable `json:"calculatedVariables,omitempty"`
 }
 
 // ValidateSchema checks a schema without storing anything.
@@ -43,12 +48,16 @@ func (s *TemplateService) ValidateSchema(ctx context.Context, in ValidateSchemaI
 		return nil, ErrRequired("schema")
 	}
 	v := &Validation{Errors: []render.Issue{}, Warnings: schemaWarnings(in.Schema)}
-	if _, err := s.Engine.Compile(render.Definition{Schema: in.Schema}); err != nil {
+	ct, err := s.Engine.Compile(render.Definition{Schema: in.Schema, Variables: in.Variables, Constants: in.Constants, CalculatedVariables: in.CalculatedVariables})
+	if err != nil {
 		var se *render.SchemaError
 		if !errors.As(err, &se) {
 			return nil, err
 		}
 		v.Errors = se.Issues
+		v.Warnings = append(v.Warnings, se.Warnings...)
+	} else {
+		v.Warnings = append(v.Warnings, ct.Warnings()...)
 	}
 	v.Valid = len(v.Errors) == 0
 	return v, nil
@@ -266,6 +275,7 @@ func (s *DocumentService) DryRun(ctx context.Context, in GenerateInput) (*DryRun
 	if err != nil {
 		return nil, err
 	}
+	c.Warnings = append(templateWarnings(ct), c.Warnings...)
 	return &DryRun{Valid: len(c.Errors) == 0, Errors: c.Errors, Warnings: c.Warnings, Predicted: c.Predicted,
 		Limits: s.dryRunLimits(in.Format, plan, 0)}, nil
 }
@@ -386,6 +396,16 @@ func (s *DocumentService) nearLimits(p Prediction) []DryRunIssue {
 			out = append(out, DryRunIssue{Message: fmt.Sprintf("%d %s: %d%% of the limit of %d", f.got, f.what, f.got*100/f.max, f.max),
 				Info: map[string]any{"limit": f.name, "actual": f.got, "max": f.max}})
 		}
+	}
+	return out
+}
+
+// templateWarnings lists what the template's schema probably does not
+// mean (unknown keys, undeclared names), each with its path.
+func templateWarnings(ct *render.Template) []DryRunIssue {
+	out := []DryRunIssue{}
+	for _, w := range ct.Warnings() {
+		out = append(out, DryRunIssue{Path: w.Path, Message: w.Message})
 	}
 	return out
 }

@@ -91,9 +91,11 @@ func (s *TemplateService) UpdateTemplate(ctx context.Context, ref TemplateRef, i
 		t.FolderID = folder
 	}
 	t.normalize()
-	if _, err := s.Engine.Compile(t.Definition()); err != nil {
+	ct, err := s.Engine.Compile(t.Definition())
+	if err != nil {
 		return nil, schemaError(err)
 	}
+	t.Warnings = warningsOf(ct)
 	t.UpdatedAt = s.Now().UTC()
 	if err := s.Templates.UpdateTemplate(ctx, t); err != nil {
 		return nil, err

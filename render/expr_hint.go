@@ -214,6 +214,9 @@ func suggest(path string, keys []string) string {
 	return ""
 }
 
+// maxSuggestLen is the longest name closest compares by edits.
+const maxSuggestLen = 64
+
 // closest returns the key of keys nearest to name, or "" when none is near.
 func closest(name string, keys []string) string {
 	for _, k := range keys {
@@ -221,8 +224,14 @@ func closest(name string, keys []string) string {
 			return k
 		}
 	}
+	if len(name) > maxSuggestLen {
+		return ""
+	}
 	best, bestD := "", max(1, min(3, len(name)/3))+1
 	for _, k := range keys {
+		if len(k) > maxSuggestLen {
+			continue
+		}
 		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestD {
 			best, bestD = k, d
 		}
@@ -230,26 +239,32 @@ func closest(name string, keys []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b, in runes.
+// editDistance is the number of single-rune insertions, deletions,
+// substitutions and swaps of neighbours that turn a into b (optimal
+// string alignment: "widht" is one edit from "width").
 func editDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
 		for j := 1; j <= len(rb); j++ {
 			cost := 1
 			if ra[i-1] == rb[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(rb)]
+	return d[len(ra)][len(rb)]
 }
 
 // children returns the nodes directly under n.

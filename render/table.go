@@ -120,7 +120,7 @@ func parseTable(c *compiler, path string, props object, _ depth) element {
 		c.add(path+".columns", "is required")
 		return e
 	}
-	items, ok := c.array(path+".columns", props["columns"])
+	items, ok := c.array(path+".columns", props.raw("columns"))
 	if !ok {
 		return e
 	}
@@ -242,7 +242,7 @@ func (c *compiler) length(o object, path, key string, lo, hi, def float64) float
 
 // strQuiet reads a string field without reporting a type mismatch.
 func (c *compiler) strQuiet(o object, key string) (string, bool) {
-	raw := o[key]
+	raw := o.raw(key)
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", false
 	}

@@ -30,6 +30,8 @@ type Template struct {
 	pagesInExpression bool
 	// usesPages is set when anything reads "pages".
 	usesPages bool
+	// warnings are what Compile accepted but the author probably did not mean.
+	warnings []Issue
 }
 
 // compiler collects everything Compile learns and every problem it finds.
@@ -40,6 +42,7 @@ type compiler struct {
 	components int
 	depth      depth
 	styles     fontStyle
+	objects    []objectAt // every schema object read, for unknown keys
 }
 
 func (c *compiler) compileExpr(path, src string) *expression {
@@ -67,8 +70,13 @@ func (e *Engine) Compile(def Definition) (t *Template, err error) {
 		c.add("schema", "has %d components, maximum %d", c.components, limits.Components)
 	}
 	vars, consts, calcs := c.parseVariables(def)
+	warnings := append(c.unknownKeys(), undeclaredNames(doc.sections, def)...)
+	if len(warnings) > maxIssues {
+		warnings = warnings[:maxIssues]
+	}
 	if err := c.err(); err != nil {
 		err.Limit = limits.checkTemplate(c.components, c.depth, len(def.Variables)+len(def.CalculatedVariables))
+		err.Warnings = warnings
 		return nil, err
 	}
 	t = &Template{
@@ -81,6 +89,7 @@ func (e *Engine) Compile(def Definition) (t *Template, err error) {
 		components: c.components,
 		depth:      c.depth,
 		styles:     c.styles | styleRegular,
+		warnings:   warnings,
 	}
 	t.headerSections = doc.sectionsWithRole(roleHeader)
 	t.footerSections = doc.sectionsWithRole(roleFooter)
