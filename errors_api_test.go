@@ -1,9 +1,15 @@
 package main
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSaveWarnsWithPaths: a key no component reads (colour), an unknown
@@ -88,5 +94,58 @@ func TestMissingItemKeyNamed(t *testing.T) {
 	want := "subtotal: cannot be calculated: items[0].unitPrice is missing (did you mean unitprice?)"
 	if !strings.Contains(r.str("message"), want) || !strings.Contains(string(r.raw), "items[0].unitPrice is missing") {
 		t.Errorf("message = %q, want it to hold %q\n%s", r.str("message"), want, r.raw)
+	}
+}
+
+// TestTemplateNotFoundRepeatsTheID: the reference sent comes back in the
+// message and in relatedInfo.id, on every route that looks one up.
+func TestTemplateNotFoundRepeatsTheID(t *testing.T) {
+	s := startServer(t)
+	u := s.signup("Lost")
+	key := s.createKey(u.token, nil)
+	for _, r := range []resp{
+		s.do("POST", "/api/v1/documents/generate", key, map[string]any{"templateId": "invoce", "format": "pdf"}),
+		s.do("GET", "/api/templates/invoce", u.token, nil),
+		s.do("POST", "/api/templates/invoce/preview", u.token, map[string]any{}),
+	} {
+		s.wantError(r, 404, "ERR_TMPL_001")
+		if !strings.Contains(r.str("message"), `template "invoce" not found`) || r.str("relatedInfo.id") != "invoce" {
+			t.Errorf("not found = %s", r.raw)
+		}
+	}
+}
+
+// TestDeniedDownloadSaysHowToGetAFreshLink: an expired or altered link
+// answers how to get a working one, and that way works.
+func TestDeniedDownloadSaysHowToGetAFreshLink(t *testing.T) {
+	s := startServer(t)
+	u := s.signup("Late")
+	key := s.createKey(u.token, nil)
+	s.createTemplate(u.token, "Invoice", invoiceTemplate)
+	g := s.must(200, "POST", "/api/v1/documents/generate", key, map[string]any{"templateId": "invoice", "format": "pdf",
+		"variables": map[string]any{"number": "1", "customer": "ACME"}})
+	job := g.str("jobId")
+	dlKey, err := os.ReadFile(filepath.Join(s.Config.Data, "keys", "download.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Minute).Unix()
+	mac := hmac.New(sha256.New, dlKey)
+	fmt.Fprintf(mac, "%s.%d", job, past)
+	expired := fmt.Sprintf("%s/api/v1/documents/jobs/%s/download?expires=%d&signature=%s", s.URL(), job, past, hex.EncodeToString(mac.Sum(nil)))
+	fresh := "GET /api/v1/documents/jobs/" + job
+	for name, url := range map[string]string{"expired": expired, "altered": g.str("downloadUrl") + "0"} {
+		r := s.do("GET", url, "", nil)
+		s.wantError(r, 403, "ERR_JOB_003")
+		if !strings.Contains(r.str("message"), fresh) || !strings.Contains(r.str("message"), "fresh downloadUrl") || r.str("relatedInfo.jobId") != job {
+			t.Errorf("%s link: %s", name, r.raw)
+		}
+		if name == "expired" && !strings.Contains(r.str("message"), "expired at ") {
+			t.Errorf("expired link does not say so: %s", r.raw)
+		}
+	}
+	again := s.must(200, "GET", "/api/v1/documents/jobs/"+job, key, nil)
+	if st, _, _ := s.download(again.str("downloadUrl")); st != 200 {
+		t.Errorf("the fresh link: %d", st)
 	}
 }
