@@ -178,7 +178,7 @@ func (s *DocumentService) Preview(ctx context.Context, ref string, in PreviewInp
 	}
 	timeout := s.renderTimeout(in.Format)
 	var buf bytes.Buffer
-	st, err := ct.Render(ctx, &buf, render.Format(in.Format), values, s.renderOptions(true))
+	st, err := ct.Render(ctx, &buf, render.Format(in.Format), values, s.documentOptions(ctx, t, p.TeamID, s.Now(), true))
 	if err != nil {
 		return nil, st, renderError(err, timeout)
 	}
@@ -306,7 +306,13 @@ func (s *DocumentService) dryRender(ctx context.Context, t *Template, ct *render
 		return c, nil
 	}
 	timeout := s.renderTimeout(format)
-	st, err := ct.Render(ctx, io.Discard, render.Format(format), values, s.renderOptions(true))
+	// The options a job of the caller's team would render with: the
+	// predicted size is the file's to the byte.
+	var teamID string
+	if p, err := PrincipalFrom(ctx); err == nil {
+		teamID = p.TeamID
+	}
+	st, err := ct.Render(ctx, io.Discard, render.Format(format), values, s.documentOptions(ctx, t, teamID, s.Now(), true))
 	c.Predicted = Prediction{Pages: st.Pages, Images: st.Images, Rows: st.Rows, Sheets: st.Sheets, Bytes: st.Bytes}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -10,7 +10,7 @@
 //
 // # Schema v1
 //
-//	{"format": "pdf", "pageSize": "A4"|"Letter", "orientation": "portrait"|"landscape",
+//	{"format": "pdf", "pageSize": "A4"|"Letter", "orientation": "portrait"|"landscape", "metadata": {...},
 //	 "margins": {"top": mm, "right": mm, "bottom": mm, "left": mm},   // default 20 each
 //	 "sections": [{"id": "...", "name": "...", "role": "body"|"header"|"footer",
 //	   "components": [{"type": "...", "props": {...}, "if": "expr", "each": "expr", "as": "name"}]}]}
@@ -28,8 +28,10 @@
 // truthy: not false, nil, 0, "" or empty) and "each" (drawn once per array
 // element, bound to "as", default "item", with its position from 0 in
 // "index"). Header and footer sections repeat on every PDF page and see
-// "page" and "pages". Unknown fields are ignored; unknown component types
-// are errors.
+// "page" and "pages". Unknown fields are ignored and listed by
+// Template.Warnings, with names no declaration gives; unknown component
+// types are errors. "metadata" {title, author, subject, keywords,
+// language, creationDate} sets the document properties over Options.
 //
 // PDF pages are laid out as boxes (a line of text, a table row, an image)
 // that never straddle a page break; a table's header is drawn again above

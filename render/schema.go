@@ -14,6 +14,7 @@ type document struct {
 	orientation string // "portrait" or "landscape"
 	margins     margins
 	sections    []*section
+	metadata    *docMetadata // "metadata": document properties; nil when absent
 }
 
 // margins are page margins in millimetres.
@@ -215,6 +216,7 @@ func (c *compiler) parseSchema(raw json.RawMessage) *document {
 	if o.present("margins") {
 		doc.margins = c.parseMargins(o.raw("margins"), doc)
 	}
+	doc.metadata = c.parseMetadata(o)
 	if !o.present("sections") {
 		c.add("schema.sections", "is required")
 		return doc

@@ -214,6 +214,10 @@ func (t *Template) Render(ctx context.Context, w io.Writer, format Format, value
 	}
 	// The timeouts below start once the memory is reserved: waiting for
 	// other renders is not rendering.
+	info, err := t.info(values, opts, limits)
+	if err != nil {
+		return Stats{}, err
+	}
 	res, err := t.engine.memory.acquire(ctx, t.reservationFor(format, values, limits), opts.Interactive, opts.MemoryWait)
 	if err != nil {
 		return Stats{}, err
@@ -224,11 +228,11 @@ func (t *Template) Render(ctx context.Context, w io.Writer, format Format, value
 	case PDF:
 		ctx, cancel := context.WithTimeout(ctx, limits.PDFTimeout)
 		defer cancel()
-		return t.renderPDF(ctx, w, values, limits, opts.Created)
+		return t.renderPDF(ctx, w, values, limits, info)
 	case XLSX:
 		ctx, cancel := context.WithTimeout(ctx, limits.XLSXTimeout)
 		defer cancel()
-		return t.renderXLSX(ctx, w, values, limits, opts.Created)
+		return t.renderXLSX(ctx, w, values, limits, info)
 	}
 	return Stats{}, fmt.Errorf("render: unsupported format %q", format)
 }

@@ -114,7 +114,7 @@ type xrow struct {
 	level int
 }
 
-func (t *Template) renderXLSX(ctx context.Context, w io.Writer, values map[string]any, limits Limits, created time.Time) (stats Stats, err error) {
+func (t *Template) renderXLSX(ctx context.Context, w io.Writer, values map[string]any, limits Limits, info docInfo) (stats Stats, err error) {
 	f := excelize.NewFile()
 	f.SetZipWriter(fastZip)
 	defer func() {
@@ -122,11 +122,13 @@ func (t *Template) renderXLSX(ctx context.Context, w io.Writer, values map[strin
 			err = fmt.Errorf("render: closing workbook: %w", cerr)
 		}
 	}()
-	if created.IsZero() {
-		created = fixedDate
+	stamp := info.created.UTC().Format(time.RFC3339)
+	creator := info.author
+	if creator == "" {
+		creator = "Folio"
 	}
-	stamp := created.UTC().Format(time.RFC3339)
-	if err := f.SetDocProps(&excelize.DocProperties{Creator: "Folio", Created: stamp, Modified: stamp}); err != nil {
+	if err := f.SetDocProps(&excelize.DocProperties{Creator: creator, LastModifiedBy: creator, Title: info.title, Subject: info.subject,
+		Keywords: info.keywords, Language: info.language, Created: stamp, Modified: stamp}); err != nil {
 		return Stats{}, fmt.Errorf("render: workbook properties: %w", err)
 	}
 	x := &xlsxWriter{run: newRun(ctx, limits), t: t, f: f, styles: map[xstyle]int{}, names: map[string]bool{}, outlines: map[string]int{}}
@@ -271,12 +273,25 @@ func canonicalZip(data []byte, outlines map[string]int) ([]byte, error) {
 
 // fastZip compresses the workbook at flate.BestSpeed: several times faster
 // than the default level on sheet XML, for files a little larger.
+// The document properties (docProps/core.xml, a few hundred bytes) are
+// stored uncompressed: they hold the creation time, and a dry run must
+// predict the size of a file made seconds later to the byte.
 func fastZip(w io.Writer) excelize.ZipWriter {
 	zw := zip.NewWriter(w)
 	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
 		return flate.NewWriter(out, flate.BestSpeed)
 	})
-	return zw
+	return storedProps{zw}
+}
+
+// storedProps is a zip writer that stores docProps/core.xml.
+type storedProps struct{ *zip.Writer }
+
+func (z storedProps) Create(name string) (io.Writer, error) {
+	if name == "docProps/core.xml" {
+		return z.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
+	}
+	return z.Writer.Create(name)
 }
 
 // startSection starts the sheet of a body section.
