@@ -39,10 +39,13 @@
 // work in the body too, header and footer sections take "on" (first, last,
 // notFirst, notLast), any component may be kept together, paragraphs keep
 // widows and orphans, and tables may draw continued rows with a carried
-// subtotal (continuedLabel, carryForward), subtotals (groupBy) and totals
-// (a column's total). In XLSX every body section is a sheet, tables become
+// subtotal (continuedLabel, carryForward), subtotals (groupBy), totals
+// (a column's total) and summary rows below them (subtotal, tax, total,
+// with formulas). In XLSX every body section is a sheet, tables become
 // typed rows with formulas (a column's formula), SUBTOTAL totals, outline
-// levels and an autofilter, and images, QR codes and barcodes are left out.
+// levels and an autofilter, summary rows are live formulas, money is kept
+// in its currency's minor unit, sheets print one page wide with the
+// header row repeated, and images, QR codes and barcodes are left out.
 // Each render runs under a memory budget (Limits.Memory), reserved from
 // the engine's pool before it starts.
 //

@@ -20,7 +20,8 @@ type tableElement struct {
 	carry                         *expression // "carryForward": summed row by row, shown in the continued rows
 	groupBy                       *expression // rows with equal values form a group with a subtotal row
 	subtotalLabel, totalLabel     *textTemplate
-	autoFilter                    bool // XLSX: an autofilter on the header row
+	autoFilter                    bool          // XLSX: an autofilter on the header row
+	summary                       []*summaryRow // rows below the table: subtotal, tax, total
 }
 
 // Names the table's own templates see.
@@ -92,6 +93,12 @@ func (e *tableElement) refs() elementRefs {
 	}
 	for _, col := range e.columns {
 		r.texts = append(r.texts, col.header, col.value)
+	}
+	for _, s := range e.summary {
+		r.texts = append(r.texts, s.label, s.value)
+		if s.formula != nil {
+			r.texts = append(r.texts, s.formula)
+		}
 	}
 	return r
 }

@@ -76,6 +76,9 @@ func (c *compiler) parseTableExtras(path string, props object, e *tableElement) 
 		}
 		col.formula = f
 	}
+	if len(e.columns) > 0 {
+		c.parseSummary(path, props, e, keys)
+	}
 }
 
 // parseContinuedLabel reads "continuedLabel": one text for both rows, or

@@ -103,6 +103,7 @@ type sheetWriter struct {
 	widths     []int  // widest fitted cell per column
 	freeze     int    // row of the first table header, 0 for none
 	headerRow  int    // row of the last header written, 0 for none
+	titleRow   int    // row of the first header written: printed on every page
 	autoFilter string // the autofilter's range, "" for none
 	level      int    // deepest outline level
 	bytes      int64  // estimated sheet XML held in memory
@@ -322,6 +323,11 @@ func (x *xlsxWriter) newSheet() error {
 	} else if _, err := x.f.NewSheet(name); err != nil {
 		return fmt.Errorf("render: adding sheet: %w", err)
 	}
+	// Set before the stream writer starts: it writes the sheet's
+	// properties first.
+	if err := x.printSetup(name); err != nil {
+		return err
+	}
 	sw, err := x.f.NewStreamWriter(name)
 	if err != nil {
 		return fmt.Errorf("render: adding sheet: %w", err)
@@ -329,6 +335,23 @@ func (x *xlsxWriter) newSheet() error {
 	x.sheets++
 	// excelize names the parts of new sheets by their position.
 	x.sheet = &sheetWriter{x: x, sw: sw, name: name, part: "xl/worksheets/sheet" + strconv.Itoa(x.sheets) + ".xml"}
+	return nil
+}
+
+// printSetup makes a sheet print the way the PDF does: the schema's page
+// size and orientation, as wide as one page and as long as it takes.
+func (x *xlsxWriter) printSetup(sheet string) error {
+	size, orientation := 9, x.t.doc.orientation // 9: A4
+	if x.t.doc.pageSize == "Letter" {
+		size = 1
+	}
+	wide, tall, fit := 1, 0, true
+	if err := x.f.SetPageLayout(sheet, &excelize.PageLayoutOptions{Size: &size, Orientation: &orientation, FitToWidth: &wide, FitToHeight: &tall}); err != nil {
+		return fmt.Errorf("render: page layout: %w", err)
+	}
+	if err := x.f.SetSheetProps(sheet, &excelize.SheetPropsOptions{FitToPage: &fit}); err != nil {
+		return fmt.Errorf("render: page layout: %w", err)
+	}
 	return nil
 }
 
@@ -424,6 +447,9 @@ func (s *sheetWriter) add(r []xcell, header bool, level int) error {
 	s.n++
 	if header {
 		s.headerRow = s.n
+		if s.titleRow == 0 {
+			s.titleRow = s.n
+		}
 	}
 	if header && s.freeze == 0 && s.n <= freezeWithin && !s.started {
 		s.freeze = s.n
@@ -559,6 +585,13 @@ func (s *sheetWriter) finish() error {
 	}
 	if s.level > 0 {
 		s.x.outlines[s.part] = s.level
+	}
+	if s.titleRow > 0 {
+		// The first table's header row is printed at the top of every page.
+		ref := fmt.Sprintf("'%s'!$%d:$%d", strings.ReplaceAll(s.name, "'", "''"), s.titleRow, s.titleRow)
+		if err := s.x.f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Titles", RefersTo: ref, Scope: s.name}); err != nil {
+			return fmt.Errorf("render: print titles: %w", err)
+		}
 	}
 	if err := s.sw.Flush(); err != nil {
 		return fmt.Errorf("render: writing sheet: %w", err)
