@@ -105,15 +105,20 @@ var funcs = template.FuncMap{
 		}
 		return int(math.Min(100, math.Round(float64(a)*100/float64(b))))
 	},
-	"num": func(n int64) string {
-		s := strconv.FormatInt(n, 10)
-		if n < 0 {
-			return s
+	"num": app.GroupDigits,
+	// plural writes a count and its noun: {{plural 1 "API key"}} is
+	// "1 API key", {{plural 3 "entry" "entries"}} "3 entries".
+	"plural": func(n any, noun string, many ...string) string {
+		var c int64
+		switch v := n.(type) {
+		case int:
+			c = int64(v)
+		case int64:
+			c = v
+		case float64:
+			c = int64(v)
 		}
-		for i := len(s) - 3; i > 0; i -= 3 {
-			s = s[:i] + "," + s[i:]
-		}
-		return s
+		return app.Plural(c, noun, many...)
 	},
 	"add": func(a, b int) int { return a + b },
 	"dict": func(kv ...any) map[string]any {
