@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 )
 
 // TestCountsReadAsEnglish: a count of one takes the singular, in the
@@ -32,6 +34,52 @@ func TestCountsReadAsEnglish(t *testing.T) {
 			if strings.Contains(html, wrong) {
 				t.Errorf("%s says %q", page, wrong)
 			}
+		}
+	}
+}
+
+// TestTeamChipKeepsKindAndRole: with a long team name, on a laptop and on
+// a phone, the header's team chip cuts the name, never "(personal)" or the
+// role, and its title holds the whole of it.
+func TestTeamChipKeepsKindAndRole(t *testing.T) {
+	chromiumPath(t)
+	s := startServer(t)
+	name := "Maximiliane Konstantinopoulou-Wittelsbach von Hohenzollern"
+	email := "chip@example.com"
+	s.must(200, "POST", "/api/auth/signup", "", map[string]any{"email": email, "password": "correct horse", "name": name})
+	b := newBrowser(t, s)
+	b.login(email, "correct horse")
+	for _, width := range []int64{1280, 390} {
+		b.do("viewport", chromedp.EmulateViewport(width, 844))
+		b.open("/app/")
+		// For each part: its box, and whether its text fits in it.
+		parts := get(b, "the chip's parts", chromedp.Evaluate[map[string][]float64](`(() => {
+			const chip = document.querySelector(".team-chip").getBoundingClientRect();
+			const out = {chip: [chip.left, chip.right]};
+			for (const sel of [".team-name", ".team-kind", ".team-role"]) {
+				const el = document.querySelector(".team-chip " + sel);
+				if (!el) continue;
+				const r = el.getBoundingClientRect();
+				out[sel] = [r.left, r.right, el.scrollWidth - el.clientWidth];
+			}
+			return out;
+		})()`))
+		chip := parts["chip"]
+		for _, sel := range []string{".team-kind", ".team-role"} {
+			p, ok := parts[sel]
+			if !ok {
+				t.Fatalf("%d px: the chip has no %s: %v", width, sel, parts)
+			}
+			if p[0] < chip[0]-0.5 || p[1] > chip[1]+0.5 || p[2] > 0 || p[1]-p[0] < 10 {
+				t.Errorf("%d px: %s is cut or outside the chip: %v in %v", width, sel, p, chip)
+			}
+		}
+		if got := b.text(".team-chip .team-role"); !strings.Contains(got, "owner") {
+			t.Errorf("%d px: role %q", width, got)
+		}
+		title := get(b, "the chip's title", chromedp.AttributeValue(chromedp.CSS(".team-chip"), "title")).Value
+		if !strings.Contains(title, name) || !strings.Contains(title, "(personal)") || !strings.Contains(title, "owner") {
+			t.Errorf("%d px: title %q", width, title)
 		}
 	}
 }
