@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -81,5 +82,20 @@ func TestTeamChipKeepsKindAndRole(t *testing.T) {
 		if !strings.Contains(title, name) || !strings.Contains(title, "(personal)") || !strings.Contains(title, "owner") {
 			t.Errorf("%d px: title %q", width, title)
 		}
+	}
+}
+
+// TestMessagesStartAsSentences: the dashboard shows an API message as a
+// sentence, with initialisms in capitals: "URL must use https", never
+// "Url must use https".
+func TestMessagesStartAsSentences(t *testing.T) {
+	s := startServer(t)
+	u := s.verifiedUser("Hooker")
+	c := dashClient(t, s)
+	c.login(u)
+	res := c.post("/app/webhooks", url.Values{"csrf": {c.csrf()}, "url": {"http://example.com/hook"}, "events": {"document.generated"}})
+	body := readBody(res)
+	if !strings.Contains(body, "URL must use https") || strings.Contains(body, "Url ") {
+		t.Errorf("the refusal should read \"URL must use https\":\n%s", body)
 	}
 }

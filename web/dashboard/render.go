@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"folio/app"
 )
@@ -256,10 +258,7 @@ func statusOf(code string) int {
 
 // errorText is what a person reads: the service's message and its code.
 func errorText(e *app.Error) string {
-	msg := e.Message
-	if msg != "" {
-		msg = strings.ToUpper(msg[:1]) + msg[1:]
-	}
+	msg := sentence(e.Message)
 	if e.Code == "" || e.Code == app.ECodeInternal {
 		return msg
 	}
@@ -346,4 +345,34 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// initialisms are words a sentence starts with in capitals, not as "Url".
+var initialisms = map[string]string{
+	"url": "URL", "urls": "URLs", "id": "ID", "ids": "IDs", "api": "API", "pdf": "PDF", "xlsx": "XLSX",
+	"json": "JSON", "csv": "CSV", "http": "HTTP", "https": "HTTPS", "smtp": "SMTP", "totp": "TOTP", "jwt": "JWT",
+}
+
+// sentence starts an API message as a sentence: "url must use https" is
+// "URL must use https", "the plan ..." is "The plan ...", and a field name
+// written in camelCase ("templateId is required") stays as it is.
+func sentence(msg string) string {
+	end := strings.IndexFunc(msg, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' })
+	if end < 0 {
+		end = len(msg)
+	}
+	word := msg[:end]
+	if word == "" {
+		return msg
+	}
+	if up, ok := initialisms[strings.ToLower(word)]; ok {
+		return up + msg[end:]
+	}
+	for _, r := range word[1:] {
+		if unicode.IsUpper(r) || unicode.IsDigit(r) || r == '_' {
+			return msg // a field name, as the API spells it
+		}
+	}
+	r, size := utf8.DecodeRuneInString(msg)
+	return string(unicode.ToUpper(r)) + msg[size:]
 }
