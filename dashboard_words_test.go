@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -97,5 +98,43 @@ func TestMessagesStartAsSentences(t *testing.T) {
 	body := readBody(res)
 	if !strings.Contains(body, "URL must use https") || strings.Contains(body, "Url ") {
 		t.Errorf("the refusal should read \"URL must use https\":\n%s", body)
+	}
+}
+
+// TestKeyPermissionsInWords: the key list and a key's page say what the key
+// may do, with the spec's codes only in the title (a tooltip).
+func TestKeyPermissionsInWords(t *testing.T) {
+	s := startServer(t)
+	u := s.signup("Keyholder")
+	s.createKey(u.token, map[string]bool{"send_emails": true, "read_analytics": false, "manage_templates": true})
+	c := dashClient(t, s)
+	c.login(u)
+	list := c.page("/app/keys")
+	for _, want := range []string{
+		`<li title="templates:read, attachments:read, emails:read">Read templates and jobs, download documents</li>`,
+		`<li title="attachments:write, emails:write, webhooks:write">Generate documents and manage webhooks</li>`,
+		`<li title="templates:write">Create, change and delete templates</li>`,
+	} {
+		if !strings.Contains(list, want) {
+			t.Errorf("the key list lacks %s", want)
+		}
+	}
+	if strings.Contains(list, "Read analytics</li>") {
+		t.Error("the key list says the key reads analytics")
+	}
+	// Codes appear only inside attributes, never as the text people read.
+	text := regexp.MustCompile(`<[^>]*>`).ReplaceAllString(list, " ")
+	for _, code := range []string{"emails:write", "attachments:read", "templates:write"} {
+		if strings.Contains(text, code) {
+			t.Errorf("the key list shows %q as text", code)
+		}
+	}
+	id := regexp.MustCompile(`href="/app/keys/(key_[A-Za-z0-9]+)"`).FindStringSubmatch(list)
+	if id == nil {
+		t.Fatal("no link to the key")
+	}
+	detail := c.page("/app/keys/" + id[1])
+	if !strings.Contains(detail, `id="key-allows"`) || !strings.Contains(detail, ">Generate documents and manage webhooks</li>") {
+		t.Errorf("the key's page does not say what it may do")
 	}
 }

@@ -107,7 +107,8 @@ var funcs = template.FuncMap{
 		}
 		return int(math.Min(100, math.Round(float64(a)*100/float64(b))))
 	},
-	"num": app.GroupDigits,
+	"num":          app.GroupDigits,
+	"capabilities": app.KeyCapabilities,
 	// plural writes a count and its noun: {{plural 1 "API key"}} is
 	// "1 API key", {{plural 3 "entry" "entries"}} "3 entries".
 	"plural": func(n any, noun string, many ...string) string {
