@@ -138,3 +138,28 @@ func TestKeyPermissionsInWords(t *testing.T) {
 		t.Errorf("the key's page does not say what it may do")
 	}
 }
+
+// TestJobDetailTellsWhatHappened: a job's page gives the document's size
+// and pages, how long rendering took, the API key that asked for it and
+// the values it was asked with.
+func TestJobDetailTellsWhatHappened(t *testing.T) {
+	s := startServer(t)
+	u := s.signup("Watcher")
+	key := s.must(200, "POST", "/api/api-keys", u.token, map[string]any{"name": "Billing backend"}).str("plainKey")
+	s.createTemplate(u.token, "Invoice", invoiceTemplate)
+	g := s.must(200, "POST", "/api/v1/documents/generate", key, map[string]any{"templateId": "invoice", "format": "pdf",
+		"variables": map[string]any{"number": "2026-77", "customer": "Globex <Corp>"}})
+	c := dashClient(t, s)
+	c.login(u)
+	page := c.page("/app/jobs/" + g.str("jobId"))
+	for what, re := range map[string]string{
+		"size and pages": `id="job-size">[0-9.]+ KB · 1 page</dd>`,
+		"duration":       `id="job-duration">[0-9.]+ (ms|s)</dd>`,
+		"API key":        `id="job-key">API key <a href="/app/keys/key_[A-Za-z0-9]+">Billing backend</a></dd>`,
+		"variables":      `(?s)id="job-variables">.*&#34;customer&#34;: &#34;Globex &lt;Corp&gt;&#34;`,
+	} {
+		if !regexp.MustCompile(re).MatchString(page) {
+			t.Errorf("the job page lacks its %s (%s)\n%s", what, re, page)
+		}
+	}
+}

@@ -95,6 +95,7 @@ var funcs = template.FuncMap{
 	"join":     strings.Join,
 	"contains": func(list []string, s string) bool { return contains(list, s) },
 	"bytes":    humanBytes,
+	"duration": humanDuration,
 	"deref": func(p *int) int {
 		if p == nil {
 			return 0
@@ -376,4 +377,19 @@ func sentence(msg string) string {
 	}
 	r, size := utf8.DecodeRuneInString(msg)
 	return string(unicode.ToUpper(r)) + msg[size:]
+}
+
+// humanDuration writes a rendering time the way people say it: 850 ms,
+// 2.4 s, 1 min 5 s.
+func humanDuration(d *time.Duration) string {
+	if d == nil {
+		return "—"
+	}
+	switch {
+	case *d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + " ms"
+	case *d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
+	}
+	return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
 }
