@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
+	"html"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -160,6 +164,70 @@ func TestJobDetailTellsWhatHappened(t *testing.T) {
 	} {
 		if !regexp.MustCompile(re).MatchString(page) {
 			t.Errorf("the job page lacks its %s (%s)\n%s", what, re, page)
+		}
+	}
+}
+
+// TestLoginReturnsToTheLastTeam: a login, with the two-factor step or
+// without, starts in the team the user last worked in on this browser;
+// a team cookie naming a team the user is not in grants nothing.
+func TestLoginReturnsToTheLastTeam(t *testing.T) {
+	s := startServer(t)
+	chip := regexp.MustCompile(`<span class="team-name">([^<]*)</span>`)
+	current := func(c *dashHTTP) string {
+		t.Helper()
+		m := chip.FindStringSubmatch(c.page("/app/"))
+		if m == nil {
+			t.Fatal("no team chip")
+		}
+		return html.UnescapeString(m[1])
+	}
+	for _, twoFactor := range []bool{true, false} {
+		u := s.signup("Returner")
+		team := s.must(200, "POST", "/api/teams", u.token, map[string]any{"name": fmt.Sprintf("Acme %v", twoFactor)}).str("id")
+		var secret string
+		if twoFactor {
+			secret = s.must(200, "POST", "/api/users/me/2fa/enable", u.token, nil).str("secret")
+			s.must(200, "POST", "/api/users/me/2fa/verify", u.token, map[string]string{"code": totpCode(t, secret, time.Now().Add(-30*time.Second))})
+		}
+		c := dashClient(t, s)
+		login := func(at time.Time) {
+			t.Helper()
+			res := c.post("/app/login", url.Values{"csrf": {c.token("/app/login")}, "email": {u.email}, "password": {u.password}})
+			if twoFactor {
+				if body := readBody(res); !strings.Contains(body, `action="/app/login/2fa"`) {
+					t.Fatalf("no two-factor step: %d\n%s", res.StatusCode, body)
+				}
+				res = c.post("/app/login/2fa", url.Values{"csrf": {c.csrf()}, "code": {totpCode(t, secret, at)}})
+			}
+			if res.StatusCode != http.StatusSeeOther {
+				t.Fatalf("login: %d %s", res.StatusCode, readBody(res))
+			}
+		}
+		login(time.Now())
+		if got := current(c); got != "Returner's team" {
+			t.Fatalf("first login starts in %q, want the personal team", got)
+		}
+		if res := c.post("/app/team/switch", url.Values{"csrf": {c.csrf()}, "team": {team}}); res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("switch: %d", res.StatusCode)
+		}
+		if got := current(c); got != fmt.Sprintf("Acme %v", twoFactor) {
+			t.Fatalf("after the switch: %q", got)
+		}
+		c.post("/app/logout", url.Values{"csrf": {c.csrf()}})
+		login(time.Now().Add(30 * time.Second)) // a code is accepted once: the next one
+		if got := current(c); got != fmt.Sprintf("Acme %v", twoFactor) {
+			t.Errorf("two-factor %v: the login starts in %q, want the last team", twoFactor, got)
+		}
+
+		// Someone else logging in on this browser, with the cookie edited to
+		// name a team they are not in, starts in their personal team.
+		other := s.signup("Stranger")
+		d := dashClient(t, s)
+		d.setCookie("__Host-folio_team", url.Values{other.id: {team}}.Encode())
+		d.login(other)
+		if got := current(d); got != "Stranger's team" {
+			t.Errorf("a stranger's login starts in %q", got)
 		}
 	}
 }
