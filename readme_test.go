@@ -67,8 +67,8 @@ func TestREADME(t *testing.T) {
 		t.Fatal(err)
 	}
 	blocks := readmeBlocks(t, string(md))
-	if len(blocks) < 3 {
-		t.Fatalf("README has %d blocks marked %s, want the quick start, the examples and the team", len(blocks), readmeMarker)
+	if len(blocks) < 4 {
+		t.Fatalf("README has %d blocks marked %s, want the quick start, the examples, the team and the operator commands", len(blocks), readmeMarker)
 	}
 	script := strings.Join(blocks, "\n")
 
@@ -133,6 +133,9 @@ func TestREADME(t *testing.T) {
 				t.Errorf("%s lacks %q:\n%s", file, w, text)
 			}
 		}
+	}
+	if st, err := os.Stat(filepath.Join(dir, "folio-backup.tar.gz")); err != nil || st.Size() == 0 {
+		t.Errorf("the operator block's backup: %v", err)
 	}
 	for file, sheet := range map[string]string{"example-invoice.xlsx": "Invoice", "example-monthly-report.xlsx": "Summary"} {
 		f, err := excelize.OpenFile(filepath.Join(dir, file))
