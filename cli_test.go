@@ -122,7 +122,7 @@ func TestAdminCommandsBesideRunningServer(t *testing.T) {
 		args []string
 		want string // the whole of stderr
 	}{
-		{[]string{"set-plan", "--data", data, "--team", teamID, "--plan", "gold"}, `unknown plan "gold" (free, starter, growth or scale) (ERR_PLAN_001)`},
+		{[]string{"set-plan", "--data", data, "--team", teamID, "--plan", "gold"}, `unknown plan "gold" (free, starter, growth, scale or unlimited) (ERR_PLAN_001)`},
 		{[]string{"set-plan", "--data", data, "--team", "team_nope", "--plan", "free"}, `no team with id or slug "team_nope" (ERR_TEAM_001)`},
 		{[]string{"set-plan", "--data", data, "--plan", "free"}, `team (its id or slug) is required (ERR_VALID_005)`},
 		{[]string{"add-credits", "--data", data, "--team", "no-such-slug", "--documents", "5"}, `no team with id or slug "no-such-slug" (ERR_TEAM_001)`},
