@@ -280,10 +280,11 @@ func dashboardTeam(t *testing.T, s *testServer, b *browser, ada scenarioResult) 
 	b.flashSays("You are now working in")
 	b.chipSays("(personal)", "owner")
 
-	// Ada logs in (in her personal team), switches to the team, and makes Bob admin.
+	// Ada logs in back in the team she last worked in on this browser (she
+	// created it last), switches to it anyway, and makes Bob admin.
 	b.logout()
 	b.login(ada.email, ada.password)
-	b.chipSays("(personal)")
+	b.chipSays(team, "owner")
 	b.open("/app/team")
 	b.do("pick the team", chromedp.SetValue(chromedp.CSS(`#switch-team select`), teamID))
 	b.submit(`#switch-team button[type=submit]`)

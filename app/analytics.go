@@ -214,7 +214,7 @@ func (s *AnalyticsService) Template(ctx context.Context, ref, period, start, end
 	}
 	t, err := s.Templates.FindTemplate(ctx, p.TeamID, ref)
 	if err != nil {
-		return nil, err
+		return nil, templateNotFound(err, ref)
 	}
 	now := s.Now().UTC()
 	from, to, err := Period(start, end, def, now)

@@ -227,7 +227,7 @@ func (s *DocumentService) DryRunBatch(ctx context.Context, in BatchInput) (*Batc
 	if err != nil {
 		return nil, err
 	}
-	out := &BatchDryRun{Errors: []DryRunIssue{}, Warnings: []DryRunIssue{}, Documents: make([]DocumentDryRun, n),
+	out := &BatchDryRun{Errors: []DryRunIssue{}, Warnings: templateWarnings(ct), Documents: make([]DocumentDryRun, n),
 		Limits: s.dryRunLimits(in.Format, plan, plan.BatchSize)}
 	if plan.BatchSize > 0 && n > plan.BatchSize {
 		out.Errors = append(out.Errors, DryRunIssue{Code: ECodePlanLimit, Message: fmt.Sprintf("the %s plan allows %d documents per batch", plan.Name, plan.BatchSize),

@@ -277,8 +277,9 @@ func (s *DocumentService) View(j *Job) *JobView {
 	return v
 }
 
-// Download checks a signed link and opens the job's file. It needs no other
-// authentication: the signature is the credential.
+// Download checks a signed link and opens the job's file; the job's
+// Filename is the name the file downloads as (see downloadName). It needs
+// no other authentication: the signature is the credential.
 func (s *DocumentService) Download(ctx context.Context, jobID, expires, signature string) (*Job, ReadSeekCloser, time.Time, error) {
 	if err := s.Downloads.Verify(jobID, expires, signature, s.Now()); err != nil {
 		return nil, nil, time.Time{}, err
@@ -296,7 +297,40 @@ func (s *DocumentService) Download(ctx context.Context, jobID, expires, signatur
 	if err != nil {
 		return nil, nil, time.Time{}, &Error{Code: ECodeFileGone, Message: "the document no longer exists"}
 	}
+	j.Filename = s.downloadName(ctx, j)
 	return j, f, mod, nil
+}
+
+// documentOptions are the render options of a document of t made for
+// teamID at created: its properties name the template (title) and the
+// team (author) and carry the time it was made.
+func (s *DocumentService) documentOptions(ctx context.Context, t *Template, teamID string, created time.Time, interactive bool) render.Options {
+	o := s.renderOptions(interactive)
+	o.Title, o.Created = t.Name, created.UTC()
+	if teamID != "" {
+		if team, err := s.Teams.FindTeam(ctx, teamID); err == nil {
+			o.Author = team.Name
+		}
+	}
+	return o
+}
+
+// downloadName is the name a job's file downloads as, without its
+// extension: the request's filename, else the template's name and the
+// day the job was made ("Invoice 2026-11-25").
+func (s *DocumentService) downloadName(ctx context.Context, j *Job) string {
+	if j.Filename != "" {
+		return j.Filename
+	}
+	day := j.CreatedAt.UTC().Format("2006-01-02")
+	t, err := s.Templates.Templates.FindVisibleTemplate(ctx, j.TeamID, j.TemplateID)
+	if err != nil {
+		return "document " + day
+	}
+	if name := cleanFilename(t.Name); name != "" {
+		return name + " " + day
+	}
+	return "document " + day
 }
 
 // wait registers interest in a job's end before the job can run. The

@@ -200,7 +200,11 @@ func (d Downloads) URL(jobID string, expires time.Time) string {
 
 // Verify checks a link's expiry and signature in constant time.
 func (d Downloads) Verify(jobID, expires, signature string, now time.Time) error {
-	deny := &Error{Code: ECodeDownloadDenied, Message: "download link is invalid or expired"}
+	// Both answers say how to get a working link: the job's status
+	// carries a fresh one for as long as the file is kept.
+	fresh := "GET /api/v1/documents/jobs/" + jobID
+	deny := (&Error{Code: ECodeDownloadDenied, Message: "download link is invalid (altered or incomplete); " +
+		fresh + " with your API key answers a fresh downloadUrl"}).WithInfo("jobId", jobID, "freshLink", fresh)
 	e, err := strconv.ParseInt(expires, 10, 64)
 	if err != nil || signature == "" || !utf8.ValidString(signature) {
 		return deny
@@ -209,7 +213,10 @@ func (d Downloads) Verify(jobID, expires, signature string, now time.Time) error
 		return deny
 	}
 	if now.Unix() >= e {
-		return deny
+		at := time.Unix(e, 0).UTC()
+		return (&Error{Code: ECodeDownloadDenied, Message: "download link expired at " + at.Format(time.RFC3339) + "; " +
+			fresh + " with your API key answers a fresh downloadUrl while the file is kept"}).
+			WithInfo("jobId", jobID, "expiredAt", at, "freshLink", fresh)
 	}
 	return nil
 }

@@ -60,20 +60,23 @@ const (
 // that inserts the new one, so concurrent creates cannot both pass.
 func (p Plan) CheckCount(resource string, current int) error {
 	var limit int
-	var msg string
+	var what, remedy string
 	switch resource {
 	case ResourceTemplates:
-		limit, msg = p.Templates, "the %s plan allows %d template(s); delete one or change plan"
+		limit, remedy = p.Templates, "; delete one or change plan"
+		what = Plural(int64(limit), "template")
 	case ResourceAPIKeys:
-		limit, msg = p.APIKeys, "the %s plan allows %d API key(s); delete one or change plan"
+		limit, remedy = p.APIKeys, "; delete one or change plan"
+		what = Plural(int64(limit), "API key")
 	case ResourceMembers:
-		limit, msg = p.Members, "the %s plan allows %d team member(s), pending invitations included; remove one or change plan"
+		limit, remedy = p.Members, ", pending invitations included; remove one or change plan"
+		what = Plural(int64(limit), "team member")
 	default:
 		return fmt.Errorf("plan: unknown resource %q", resource)
 	}
 	if limit == 0 || current < limit {
 		return nil
 	}
-	return Errorf(ECodePlanLimit, msg, p.Name, limit).
+	return Errorf(ECodePlanLimit, "the %s plan allows %s%s", p.Name, what, remedy).
 		WithInfo("limit", limit, "current", current, "plan", p.Name, "resource", resource)
 }

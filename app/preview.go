@@ -23,9 +23,14 @@ type Validation struct {
 }
 
 // ValidateSchemaInput is the body of POST /api/templates/validate-schema.
+// The declarations are optional: with them, names the schema reads that
+// none declares are warned about too.
 type ValidateSchemaInput struct {
-	TemplateType string          `json:"templateType"`
-	Schema       json.RawMessage `json:"schema"`
+	TemplateType        string                      `json:"templateType"`
+	Schema              json.RawMessage             `json:"schema"`
+	Variables           []render.Variable           `json:"variables,omitempty"`
+	Constants           map[string]any              `json:"constants,omitempty"`
+	CalculatedVariables []render.CalculatedVariable `json:"calculatedVariables,omitempty"`
 }
 
 // ValidateSchema checks a schema without storing anything.
@@ -43,12 +48,16 @@ func (s *TemplateService) ValidateSchema(ctx context.Context, in ValidateSchemaI
 		return nil, ErrRequired("schema")
 	}
 	v := &Validation{Errors: []render.Issue{}, Warnings: schemaWarnings(in.Schema)}
-	if _, err := s.Engine.Compile(render.Definition{Schema: in.Schema}); err != nil {
+	ct, err := s.Engine.Compile(render.Definition{Schema: in.Schema, Variables: in.Variables, Constants: in.Constants, CalculatedVariables: in.CalculatedVariables})
+	if err != nil {
 		var se *render.SchemaError
 		if !errors.As(err, &se) {
 			return nil, err
 		}
 		v.Errors = se.Issues
+		v.Warnings = append(v.Warnings, se.Warnings...)
+	} else {
+		v.Warnings = append(v.Warnings, ct.Warnings()...)
 	}
 	v.Valid = len(v.Errors) == 0
 	return v, nil
@@ -168,7 +177,8 @@ func (s *DocumentService) Preview(ctx context.Context, ref string, in PreviewInp
 	if err != nil {
 		return nil, render.Stats{}, err
 	}
-	return s.renderPreview(ctx, ct, format, vars)
+	p, _ := PrincipalFrom(ctx)
+	return s.renderPreview(ctx, ct, format, vars, s.documentOptions(ctx, t, p.TeamID, s.Now(), true))
 }
 
 // PreviewDefinition renders a definition that is not stored: what an editor
@@ -199,7 +209,7 @@ func (s *DocumentService) PreviewDefinition(ctx context.Context, in PreviewDefin
 	if err != nil {
 		return nil, render.Stats{}, schemaError(err)
 	}
-	return s.renderPreview(ctx, ct, format, vars)
+	return s.renderPreview(ctx, ct, format, vars, s.renderOptions(true))
 }
 
 // previewer checks that the caller may preview: any member, or an API key
@@ -233,14 +243,14 @@ func previewValues(raw json.RawMessage, sample map[string]any) (map[string]any, 
 	return decodeObject("variables", raw)
 }
 
-func (s *DocumentService) renderPreview(ctx context.Context, ct *render.Template, format string, vars map[string]any) ([]byte, render.Stats, error) {
+func (s *DocumentService) renderPreview(ctx context.Context, ct *render.Template, format string, vars map[string]any, opts render.Options) ([]byte, render.Stats, error) {
 	values, err := ct.Values(vars)
 	if err != nil {
 		return nil, render.Stats{}, variableError(err)
 	}
 	timeout := s.renderTimeout(format)
 	var buf bytes.Buffer
-	st, err := ct.Render(ctx, &buf, render.Format(format), values, s.renderOptions(true))
+	st, err := ct.Render(ctx, &buf, render.Format(format), values, opts)
 	if err != nil {
 		return nil, st, renderError(err, timeout)
 	}
@@ -337,6 +347,7 @@ func (s *DocumentService) DryRun(ctx context.Context, in GenerateInput) (*DryRun
 	if err != nil {
 		return nil, err
 	}
+	c.Warnings = append(templateWarnings(ct), c.Warnings...)
 	return &DryRun{Valid: len(c.Errors) == 0, Errors: c.Errors, Warnings: c.Warnings, Predicted: c.Predicted,
 		Limits: s.dryRunLimits(in.Format, plan, 0)}, nil
 }
@@ -367,7 +378,13 @@ func (s *DocumentService) dryRender(ctx context.Context, t *Template, ct *render
 		return c, nil
 	}
 	timeout := s.renderTimeout(format)
-	st, err := ct.Render(ctx, io.Discard, render.Format(format), values, s.renderOptions(true))
+	// The options a job of the caller's team would render with: the
+	// predicted size is the file's to the byte.
+	var teamID string
+	if p, err := PrincipalFrom(ctx); err == nil {
+		teamID = p.TeamID
+	}
+	st, err := ct.Render(ctx, io.Discard, render.Format(format), values, s.documentOptions(ctx, t, teamID, s.Now(), true))
 	c.Predicted = Prediction{Pages: st.Pages, Images: st.Images, Rows: st.Rows, Sheets: st.Sheets, Bytes: st.Bytes}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -457,6 +474,16 @@ func (s *DocumentService) nearLimits(p Prediction) []DryRunIssue {
 			out = append(out, DryRunIssue{Message: fmt.Sprintf("%d %s: %d%% of the limit of %d", f.got, f.what, f.got*100/f.max, f.max),
 				Info: map[string]any{"limit": f.name, "actual": f.got, "max": f.max}})
 		}
+	}
+	return out
+}
+
+// templateWarnings lists what the template's schema probably does not
+// mean (unknown keys, undeclared names), each with its path.
+func templateWarnings(ct *render.Template) []DryRunIssue {
+	out := []DryRunIssue{}
+	for _, w := range ct.Warnings() {
+		out = append(out, DryRunIssue{Path: w.Path, Message: w.Message})
 	}
 	return out
 }

@@ -75,6 +75,9 @@ type SessionService struct {
 type Client struct {
 	IP        string
 	UserAgent string
+	// LastTeams is the team each user last worked in on this browser
+	// (user id to team id): a login there starts in it again.
+	LastTeams map[string]string
 }
 
 // StartedSession is a new session and the token for its cookie.
@@ -110,7 +113,18 @@ func (s *SessionService) Login(ctx context.Context, in LoginInput, c Client) (*S
 			return nil, err
 		}
 	}
-	return s.start(ctx, u, u.PersonalTeamID, c, false)
+	return s.start(ctx, u, s.homeTeam(ctx, u, c), c, false)
+}
+
+// homeTeam is the team a login starts in: the one the user last worked in
+// on this browser while they are still its member, else their personal team.
+func (s *SessionService) homeTeam(ctx context.Context, u *User, c Client) string {
+	if id := c.LastTeams[u.ID]; id != "" && id != u.PersonalTeamID {
+		if m, err := s.Auth.Teams.FindMember(ctx, id, u.ID); err == nil {
+			return m.TeamID
+		}
+	}
+	return u.PersonalTeamID
 }
 
 // deletionState refuses accounts pending deletion like the API login does.
@@ -151,7 +165,7 @@ func (s *SessionService) CompleteLogin(ctx context.Context, pendingToken, code s
 	if err := s.Sessions.DeleteSession(ctx, ps.ID); err != nil {
 		return nil, err
 	}
-	return s.start(ctx, u, u.PersonalTeamID, c, false)
+	return s.start(ctx, u, s.homeTeam(ctx, u, c), c, false)
 }
 
 // Signup creates an account (mailing the verification link) and signs it in.
@@ -177,7 +191,7 @@ func (s *SessionService) Restore(ctx context.Context, in LoginInput, c Client) (
 	if err := s.Auth.Logout(ctx, sess.RefreshToken); err != nil {
 		return nil, err
 	}
-	return s.start(ctx, sess.User, sess.User.PersonalTeamID, c, false)
+	return s.start(ctx, sess.User, s.homeTeam(ctx, sess.User, c), c, false)
 }
 
 // Renew replaces the caller's session with a new one on the same team and

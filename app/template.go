@@ -92,6 +92,9 @@ type Template struct {
 	// StateVersion is the published version whose content this value holds;
 	// nil for the working draft.
 	StateVersion *int `json:"-"`
+	// Warnings are what the save that returned this value accepted but
+	// probably was not meant (unknown keys, undeclared names); not stored.
+	Warnings []render.Issue `json:"-"`
 }
 
 // Definition returns what the render engine needs from the template.
@@ -244,15 +247,25 @@ func (s *TemplateService) create(ctx context.Context, p *Principal, t *Template)
 	if err := checkSampleData(t.SampleData); err != nil {
 		return err
 	}
-	if _, err := s.Engine.Compile(t.Definition()); err != nil {
+	ct, err := s.Engine.Compile(t.Definition())
+	if err != nil {
 		return schemaError(err)
 	}
+	t.Warnings = warningsOf(ct)
 	if err := s.Templates.CreateTemplate(ctx, t); err != nil { // checks the plan's template count
 		return err
 	}
 	t.HasDraft = true
 	s.record(ctx, p, t, ActivityTemplateCreated, nil)
 	return nil
+}
+
+// warningsOf returns a compiled template's warnings, never nil.
+func warningsOf(ct *render.Template) []render.Issue {
+	if w := ct.Warnings(); w != nil {
+		return w
+	}
+	return []render.Issue{}
 }
 
 // creator checks that the caller may create templates in its team.
@@ -394,10 +407,14 @@ func schemaError(err error) error {
 	if !errors.As(err, &se) {
 		return err
 	}
+	e := (&Error{Code: ECodeSchemaInvalid, Message: se.Error()}).WithInfo("errors", se.Issues)
 	if le := se.Limit; le != nil {
-		return (&Error{Code: le.Code, Message: le.Error()}).WithInfo("limit", le.Limit, "actual", le.Actual, "max", le.Max, "errors", se.Issues)
+		e = (&Error{Code: le.Code, Message: le.Error()}).WithInfo("limit", le.Limit, "actual", le.Actual, "max", le.Max, "errors", se.Issues)
 	}
-	return (&Error{Code: ECodeSchemaInvalid, Message: se.Error()}).WithInfo("errors", se.Issues)
+	if len(se.Warnings) > 0 {
+		e = e.WithInfo("warnings", se.Warnings)
+	}
+	return e
 }
 
 // FindTemplate returns a template the caller's team owns or has shared with it.

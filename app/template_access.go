@@ -1,6 +1,9 @@
 package app
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Template actions, for access checks.
 type templateAction int
@@ -36,7 +39,7 @@ func (s *TemplateService) access(ctx context.Context, ref TemplateRef, act templ
 	}
 	t, err := s.Templates.FindVisibleTemplate(ctx, p.TeamID, ref.ID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, templateNotFound(err, ref.ID)
 	}
 	if ref.Type != "" && t.TemplateType != ref.Type {
 		return nil, nil, Errorf(ECodeTemplateType, "template %s is an %s template, not %s", t.ID, t.TemplateType, ref.Type).
@@ -81,4 +84,19 @@ func (s *TemplateService) access(ctx context.Context, ref TemplateRef, act templ
 		}
 	}
 	return p, t, nil
+}
+
+// templateNotFound repeats the reference the caller sent in a not-found
+// error, so that a typo or a template of another team shows.
+func templateNotFound(err error, ref string) error {
+	if ErrorCode(err) != ECodeTemplateNotFound {
+		return err
+	}
+	shown := ref
+	if r := []rune(ref); len(r) > 100 {
+		shown = string(r[:100]) + "…"
+	}
+	return (&Error{Code: ECodeTemplateNotFound, Message: fmt.Sprintf(
+		"template %q not found: no template of this team, or shared with it, has this id, shortId or slug", shown)}).
+		WithInfo("id", ref)
 }

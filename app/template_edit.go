@@ -98,9 +98,11 @@ func (s *TemplateService) UpdateTemplate(ctx context.Context, ref TemplateRef, i
 	if err := checkSampleData(t.SampleData); err != nil {
 		return nil, err
 	}
-	if _, err := s.Engine.Compile(t.Definition()); err != nil {
+	ct, err := s.Engine.Compile(t.Definition())
+	if err != nil {
 		return nil, schemaError(err)
 	}
+	t.Warnings = warningsOf(ct)
 	t.UpdatedAt = s.Now().UTC()
 	if err := s.Templates.UpdateTemplate(ctx, t); err != nil {
 		return nil, err

@@ -307,7 +307,7 @@ func (s *TemplateService) TemplateForGeneration(ctx context.Context, p *Principa
 	}
 	t, err := s.Templates.FindVisibleTemplate(ctx, p.TeamID, ref)
 	if err != nil {
-		return nil, err
+		return nil, templateNotFound(err, ref)
 	}
 	switch {
 	case sel.kind == selDraft:

@@ -417,7 +417,7 @@ func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
 	// a job waiting behind other renders does not time out for it.
 	timeout := s.renderTimeout(j.Format)
 	var buf bytes.Buffer
-	if _, err := ct.Render(ctx, &buf, render.Format(j.Format), values, s.renderOptions(false)); err != nil {
+	if _, err := ct.Render(ctx, &buf, render.Format(j.Format), values, s.documentOptions(ctx, t, j.TeamID, j.CreatedAt, false)); err != nil {
 		e := renderError(err, timeout)
 		return fail(e.Code, e.Message, e.Info)
 	}

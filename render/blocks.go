@@ -39,7 +39,7 @@ func parseKeyValue(c *compiler, path string, props object, _ depth) element {
 		c.add(path+".items", "is required")
 		return e
 	}
-	items, ok := c.array(path+".items", props["items"])
+	items, ok := c.array(path+".items", props.raw("items"))
 	if !ok {
 		return e
 	}
@@ -136,7 +136,7 @@ func parseColumns(c *compiler, path string, props object, d depth) element {
 		c.add(path+".children", "is required: an array of component arrays, one per column")
 		return e
 	}
-	cols, ok := c.array(path+".children", props["children"])
+	cols, ok := c.array(path+".children", props.raw("children"))
 	if !ok {
 		return e
 	}
@@ -165,7 +165,7 @@ func parseColumns(c *compiler, path string, props object, d depth) element {
 		e.weights[i] = 1
 	}
 	if props.present("widths") {
-		ws, ok := c.array(path+".widths", props["widths"])
+		ws, ok := c.array(path+".widths", props.raw("widths"))
 		if ok && len(ws) != len(e.children) {
 			c.add(path+".widths", "must hold one relative width per column (%d)", len(e.children))
 		} else if ok {

@@ -142,7 +142,7 @@ func (c *compiler) parseComponent(path string, raw json.RawMessage, d depth) *co
 	c.checkDepth(path, d)
 	props := object{}
 	if o.present("props") {
-		if props, ok = c.object(path+".props", o["props"]); !ok {
+		if props, ok = c.object(path+".props", o.raw("props")); !ok {
 			return nil
 		}
 	}
@@ -199,7 +199,7 @@ func (c *compiler) parseStyle(path string, props object, base textStyle) textSty
 		return st
 	}
 	path += ".style"
-	o, ok := c.object(path, props["style"])
+	o, ok := c.object(path, props.raw("style"))
 	if !ok {
 		return st
 	}

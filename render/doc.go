@@ -10,7 +10,7 @@
 //
 // # Schema v1
 //
-//	{"format": "pdf", "pageSize": "A4"|"Letter", "orientation": "portrait"|"landscape",
+//	{"format": "pdf", "pageSize": "A4"|"Letter", "orientation": "portrait"|"landscape", "metadata": {...},
 //	 "margins": {"top": mm, "right": mm, "bottom": mm, "left": mm},   // default 20 each
 //	 "sections": [{"id": "...", "name": "...", "role": "body"|"header"|"footer",
 //	   "components": [{"type": "...", "props": {...}, "if": "expr", "each": "expr", "as": "name"}]}]}
@@ -28,8 +28,10 @@
 // truthy: not false, nil, 0, "" or empty) and "each" (drawn once per array
 // element, bound to "as", default "item", with its position from 0 in
 // "index"). Header and footer sections repeat on every PDF page and see
-// "page" and "pages". Unknown fields are ignored; unknown component types
-// are errors.
+// "page" and "pages". Unknown fields are ignored and listed by
+// Template.Warnings, with names no declaration gives; unknown component
+// types are errors. "metadata" {title, author, subject, keywords,
+// language, creationDate} sets the document properties over Options.
 //
 // PDF pages are laid out as boxes (a line of text, a table row, an image)
 // that never straddle a page break; a table's header is drawn again above
@@ -37,10 +39,13 @@
 // work in the body too, header and footer sections take "on" (first, last,
 // notFirst, notLast), any component may be kept together, paragraphs keep
 // widows and orphans, and tables may draw continued rows with a carried
-// subtotal (continuedLabel, carryForward), subtotals (groupBy) and totals
-// (a column's total). In XLSX every body section is a sheet, tables become
+// subtotal (continuedLabel, carryForward), subtotals (groupBy), totals
+// (a column's total) and summary rows below them (subtotal, tax, total,
+// with formulas). In XLSX every body section is a sheet, tables become
 // typed rows with formulas (a column's formula), SUBTOTAL totals, outline
-// levels and an autofilter, and images, QR codes and barcodes are left out.
+// levels and an autofilter, summary rows are live formulas, money is kept
+// in its currency's minor unit, sheets print one page wide with the
+// header row repeated, and images, QR codes and barcodes are left out.
 // Each render runs under a memory budget (Limits.Memory), reserved from
 // the engine's pool before it starts.
 //

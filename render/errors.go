@@ -24,6 +24,9 @@ type SchemaError struct {
 	// variables): the first of them in that order. Issues still lists
 	// every problem, that one included.
 	Limit *LimitError
+	// Warnings are what the definition probably did not mean (see
+	// Template.Warnings), found beside the errors.
+	Warnings []Issue
 }
 
 // Error summarises the first issue and how many follow.

@@ -509,7 +509,13 @@ func (ev *evaluator) run(x *expression, env map[string]any) (out any, err error)
 		if le := (*LimitError)(nil); !errors.As(err, &le) && strings.Contains(err.Error(), vmMemoryExceeded) {
 			err = newLimitError(LimitExpressionMemory, ev.budget.maxBytes+1, ev.budget.maxBytes)
 		}
-		return nil, &ExpressionError{Path: x.path, Expression: x.src, Message: firstLine(err.Error()), Err: err}
+		msg := firstLine(err.Error())
+		if le := (*LimitError)(nil); !errors.As(err, &le) {
+			if hint := missingHint(x, env, err); hint != "" {
+				msg = hint
+			}
+		}
+		return nil, &ExpressionError{Path: x.path, Expression: x.src, Message: msg, Err: err}
 	}
 	return out, nil
 }

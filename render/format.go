@@ -238,6 +238,11 @@ func (f cellFormat) typed(v any) (any, string) {
 		return formatValue(v), ""
 	case kindNumber, kindCurrency, kindPercent:
 		if x, ok := number(v); ok {
+			if f.kind == kindCurrency {
+				// Money is kept in its currency's minor unit, as shown:
+				// no 4660.570000000001 behind "€4,660.57".
+				return roundMoney(x, f.decimals), f.excel
+			}
 			if _, isFloat := v.(float64); isFloat {
 				return v, f.excel
 			}
@@ -283,4 +288,14 @@ func dateFormatOf(t time.Time) string {
 		return excelDate
 	}
 	return excelDateTime
+}
+
+// roundMoney rounds x to decimals places, half away from zero; amounts
+// too large for that to mean anything are left as they are.
+func roundMoney(x float64, decimals int) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) >= 1e15 {
+		return x
+	}
+	p := math.Pow10(decimals)
+	return math.Round(x*p) / p
 }

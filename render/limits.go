@@ -110,6 +110,9 @@ type Options struct {
 	// render has no clock: the caller passes it, and a zero value writes a
 	// fixed date (2000-01-01), which keeps output reproducible.
 	Created time.Time
+	// Title and Author are the document's properties (PDF Title and
+	// Author, XLSX title and creator); the schema's "metadata" wins.
+	Title, Author string
 	// Interactive marks a render someone waits for without a job (a
 	// preview, a dry run): it waits for memory in the smaller share of the
 	// engine's pool interactive renders may hold, after any waiting job

@@ -27,8 +27,9 @@ const (
 	epsilon        = 0.01
 )
 
-// fixedDate is written as the PDF's creation date when Options.Created is
-// zero: render has no clock, and a fixed date keeps output reproducible.
+// fixedDate is written as the document's creation date when neither
+// Options.Created nor the schema's metadata gives one: render has no
+// clock, and a fixed date keeps output reproducible.
 var fixedDate = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // pdfWriter lays out one PDF document.
@@ -62,7 +63,7 @@ type pdfWriter struct {
 // own page count is laid out again to agree with it.
 const MaxLayoutPasses = 3
 
-func (t *Template) renderPDF(ctx context.Context, w io.Writer, values map[string]any, limits Limits, created time.Time) (Stats, error) {
+func (t *Template) renderPDF(ctx context.Context, w io.Writer, values map[string]any, limits Limits, info docInfo) (Stats, error) {
 	var pages any
 	if t.pagesInExpression {
 		// Something computes with the page total, or a header or footer is
@@ -72,12 +73,12 @@ func (t *Template) renderPDF(ctx context.Context, w io.Writer, values map[string
 		pages = 0
 	}
 	var p *pdfWriter
-	err := t.layoutPDF(ctx, values, limits, created, pages, &p)
+	err := t.layoutPDF(ctx, values, limits, info, pages, &p)
 	for pass := 1; err == nil && t.pagesInExpression && pass < MaxLayoutPasses; pass++ {
 		if n := p.f.PageNo(); pass > 1 && n == p.total {
 			break
 		}
-		err = t.layoutPDF(ctx, values, limits, created, p.f.PageNo(), &p)
+		err = t.layoutPDF(ctx, values, limits, info, p.f.PageNo(), &p)
 	}
 	if err != nil {
 		return p.stats(0), err
@@ -148,7 +149,7 @@ var errOutputTooLarge = errors.New("output too large")
 // layoutPDF draws every page into *out; pages is the "pages" value, or nil
 // to use fpdf's page-count alias. *out is set as soon as the writer exists,
 // so the figures reached are known when a limit stops the layout.
-func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits Limits, created time.Time, pages any, out **pdfWriter) error {
+func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits Limits, info docInfo, pages any, out **pdfWriter) error {
 	doc := t.doc
 	orientation := "P"
 	if doc.orientation == "landscape" {
@@ -176,13 +177,26 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 	p.pageW, p.pageH = f.GetPageSize()
 	p.contentW = p.pageW - p.m.left - p.m.right
 
-	if created.IsZero() {
-		created = fixedDate
-	}
-	f.SetCreationDate(created)
-	f.SetModificationDate(created)
+	f.SetCreationDate(info.created)
+	f.SetModificationDate(info.created)
 	f.SetCatalogSort(true)
 	f.SetProducer("Folio", true)
+	f.SetCreator("Folio", true)
+	if info.title != "" {
+		f.SetTitle(info.title, true)
+	}
+	if info.author != "" {
+		f.SetAuthor(info.author, true)
+	}
+	if info.subject != "" {
+		f.SetSubject(info.subject, true)
+	}
+	if info.keywords != "" {
+		f.SetKeywords(info.keywords, true)
+	}
+	if info.language != "" {
+		f.SetLang(info.language)
+	}
 	f.SetMargins(p.m.left, p.m.top, p.m.right)
 	f.SetAutoPageBreak(false, p.m.bottom)
 	f.SetCellMargin(0)

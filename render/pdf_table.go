@@ -168,6 +168,15 @@ func (p *pdfWriter) layoutTable(c *component, e *tableElement, env map[string]an
 			return err
 		}
 	}
+	if len(e.summary) > 0 {
+		boxes, err := p.summaryBoxes(e, env, widths, aligns)
+		if err != nil {
+			return err
+		}
+		if err := emit(boxes); err != nil {
+			return err
+		}
+	}
 	prev.after, prev.lastOfTable = blockAfter, true
 	return s.add(prev)
 }

@@ -14,6 +14,7 @@ type document struct {
 	orientation string // "portrait" or "landscape"
 	margins     margins
 	sections    []*section
+	metadata    *docMetadata // "metadata": document properties; nil when absent
 }
 
 // margins are page margins in millimetres.
@@ -89,21 +90,46 @@ func (d *document) sectionsWithRole(role string) []*section {
 }
 
 // object is a JSON object whose fields are decoded one by one, so every
-// problem can be reported with its path.
-type object map[string]json.RawMessage
+// problem can be reported with its path. It remembers which keys the
+// parser asked for: the others are unknown, reported as warnings.
+type object struct {
+	fields map[string]json.RawMessage
+	read   map[string]bool
+}
+
+// raw returns the value of key, nil when absent.
+func (o object) raw(key string) json.RawMessage {
+	o.mark(key)
+	return o.fields[key]
+}
 
 // present reports whether key holds a non-null value.
 func (o object) present(key string) bool {
-	raw, ok := o[key]
+	o.mark(key)
+	raw, ok := o.fields[key]
 	return ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
 
-func (c *compiler) object(path string, raw json.RawMessage) (object, bool) {
-	var o object
-	if err := json.Unmarshal(raw, &o); err != nil || o == nil {
-		c.add(path, "must be an object")
-		return nil, false
+func (o object) mark(key string) {
+	if o.read != nil {
+		o.read[key] = true
 	}
+}
+
+// objectAt is an object the parser read and where it sits.
+type objectAt struct {
+	path string
+	o    object
+}
+
+func (c *compiler) object(path string, raw json.RawMessage) (object, bool) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		c.add(path, "must be an object")
+		return object{}, false
+	}
+	o := object{fields: fields, read: map[string]bool{}}
+	c.objects = append(c.objects, objectAt{path, o})
 	return o, true
 }
 
@@ -122,7 +148,7 @@ func (c *compiler) str(o object, path, key string) (string, bool) {
 		return "", false
 	}
 	var s string
-	if err := json.Unmarshal(o[key], &s); err != nil {
+	if err := json.Unmarshal(o.raw(key), &s); err != nil {
 		c.add(path+"."+key, "must be a string")
 		return "", false
 	}
@@ -135,7 +161,7 @@ func (c *compiler) number(o object, path, key string) (float64, bool) {
 		return 0, false
 	}
 	var f float64
-	if err := json.Unmarshal(o[key], &f); err != nil {
+	if err := json.Unmarshal(o.raw(key), &f); err != nil {
 		c.add(path+"."+key, "must be a number")
 		return 0, false
 	}
@@ -148,7 +174,7 @@ func (c *compiler) boolean(o object, path, key string) (bool, bool) {
 		return false, false
 	}
 	var b bool
-	if err := json.Unmarshal(o[key], &b); err != nil {
+	if err := json.Unmarshal(o.raw(key), &b); err != nil {
 		c.add(path+"."+key, "must be true or false")
 		return false, false
 	}
@@ -188,13 +214,14 @@ func (c *compiler) parseSchema(raw json.RawMessage) *document {
 	doc.pageSize = c.oneOf(o, "schema", "pageSize", "A4", "A4", "Letter")
 	doc.orientation = c.oneOf(o, "schema", "orientation", "portrait", "portrait", "landscape")
 	if o.present("margins") {
-		doc.margins = c.parseMargins(o["margins"], doc)
+		doc.margins = c.parseMargins(o.raw("margins"), doc)
 	}
+	doc.metadata = c.parseMetadata(o)
 	if !o.present("sections") {
 		c.add("schema.sections", "is required")
 		return doc
 	}
-	items, ok := c.array("schema.sections", o["sections"])
+	items, ok := c.array("schema.sections", o.raw("sections"))
 	if !ok {
 		return doc
 	}
@@ -262,7 +289,7 @@ func (c *compiler) parseSection(path string, raw json.RawMessage) *section {
 	if !o.present("components") {
 		return s
 	}
-	items, ok := c.array(path+".components", o["components"])
+	items, ok := c.array(path+".components", o.raw("components"))
 	if !ok {
 		return s
 	}

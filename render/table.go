@@ -20,7 +20,8 @@ type tableElement struct {
 	carry                         *expression // "carryForward": summed row by row, shown in the continued rows
 	groupBy                       *expression // rows with equal values form a group with a subtotal row
 	subtotalLabel, totalLabel     *textTemplate
-	autoFilter                    bool // XLSX: an autofilter on the header row
+	autoFilter                    bool          // XLSX: an autofilter on the header row
+	summary                       []*summaryRow // rows below the table: subtotal, tax, total
 }
 
 // Names the table's own templates see.
@@ -93,6 +94,12 @@ func (e *tableElement) refs() elementRefs {
 	for _, col := range e.columns {
 		r.texts = append(r.texts, col.header, col.value)
 	}
+	for _, s := range e.summary {
+		r.texts = append(r.texts, s.label, s.value)
+		if s.formula != nil {
+			r.texts = append(r.texts, s.formula)
+		}
+	}
 	return r
 }
 
@@ -120,7 +127,7 @@ func parseTable(c *compiler, path string, props object, _ depth) element {
 		c.add(path+".columns", "is required")
 		return e
 	}
-	items, ok := c.array(path+".columns", props["columns"])
+	items, ok := c.array(path+".columns", props.raw("columns"))
 	if !ok {
 		return e
 	}
@@ -242,7 +249,7 @@ func (c *compiler) length(o object, path, key string, lo, hi, def float64) float
 
 // strQuiet reads a string field without reporting a type mismatch.
 func (c *compiler) strQuiet(o object, key string) (string, bool) {
-	raw := o[key]
+	raw := o.raw(key)
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", false
 	}

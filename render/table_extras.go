@@ -26,7 +26,7 @@ const maxFormula = 8192
 // formulas (which may name other columns by key).
 func (c *compiler) parseTableExtras(path string, props object, e *tableElement) {
 	if props.present("continuedLabel") {
-		c.parseContinuedLabel(path+".continuedLabel", props["continuedLabel"], e)
+		c.parseContinuedLabel(path+".continuedLabel", props.raw("continuedLabel"), e)
 	}
 	if src, ok := c.str(props, path, "carryForward"); ok {
 		e.carry = c.compileExpr(path+".carryForward", unwrapPlaceholder(src))
@@ -75,6 +75,9 @@ func (c *compiler) parseTableExtras(path string, props object, e *tableElement) 
 			continue
 		}
 		col.formula = f
+	}
+	if len(e.columns) > 0 {
+		c.parseSummary(path, props, e, keys)
 	}
 }
 

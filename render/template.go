@@ -30,6 +30,8 @@ type Template struct {
 	pagesInExpression bool
 	// usesPages is set when anything reads "pages".
 	usesPages bool
+	// warnings are what Compile accepted but the author probably did not mean.
+	warnings []Issue
 }
 
 // compiler collects everything Compile learns and every problem it finds.
@@ -41,6 +43,7 @@ type compiler struct {
 	depth      depth
 	styles     fontStyle
 	images     map[string]*literalImage // literal images by source
+	objects    []objectAt // every schema object read, for unknown keys
 }
 
 func (c *compiler) compileExpr(path, src string) *expression {
@@ -68,8 +71,13 @@ func (e *Engine) Compile(def Definition) (t *Template, err error) {
 		c.add("schema", "has %d components, maximum %d", c.components, limits.Components)
 	}
 	vars, consts, calcs := c.parseVariables(def)
+	warnings := append(c.unknownKeys(), undeclaredNames(doc.sections, def)...)
+	if len(warnings) > maxIssues {
+		warnings = warnings[:maxIssues]
+	}
 	if err := c.err(); err != nil {
 		err.Limit = limits.checkTemplate(c.components, c.depth, len(def.Variables)+len(def.CalculatedVariables))
+		err.Warnings = warnings
 		return nil, err
 	}
 	t = &Template{
@@ -82,6 +90,7 @@ func (e *Engine) Compile(def Definition) (t *Template, err error) {
 		components: c.components,
 		depth:      c.depth,
 		styles:     c.styles | styleRegular,
+		warnings:   warnings,
 	}
 	t.headerSections = doc.sectionsWithRole(roleHeader)
 	t.footerSections = doc.sectionsWithRole(roleFooter)
@@ -206,6 +215,10 @@ func (t *Template) Render(ctx context.Context, w io.Writer, format Format, value
 	}
 	// The timeouts below start once the memory is reserved: waiting for
 	// other renders is not rendering.
+	info, err := t.info(values, opts, limits)
+	if err != nil {
+		return Stats{}, err
+	}
 	res, err := t.engine.memory.acquire(ctx, t.reservationFor(format, values, limits), opts.Interactive, opts.MemoryWait)
 	if err != nil {
 		return Stats{}, err
@@ -216,11 +229,11 @@ func (t *Template) Render(ctx context.Context, w io.Writer, format Format, value
 	case PDF:
 		ctx, cancel := context.WithTimeout(ctx, limits.PDFTimeout)
 		defer cancel()
-		return t.renderPDF(ctx, w, values, limits, opts.Created)
+		return t.renderPDF(ctx, w, values, limits, info)
 	case XLSX:
 		ctx, cancel := context.WithTimeout(ctx, limits.XLSXTimeout)
 		defer cancel()
-		return t.renderXLSX(ctx, w, values, limits, opts.Created)
+		return t.renderXLSX(ctx, w, values, limits, info)
 	}
 	return Stats{}, fmt.Errorf("render: unsupported format %q", format)
 }

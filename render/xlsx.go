@@ -103,6 +103,7 @@ type sheetWriter struct {
 	widths     []int  // widest fitted cell per column
 	freeze     int    // row of the first table header, 0 for none
 	headerRow  int    // row of the last header written, 0 for none
+	titleRow   int    // row of the first header written: printed on every page
 	autoFilter string // the autofilter's range, "" for none
 	level      int    // deepest outline level
 	bytes      int64  // estimated sheet XML held in memory
@@ -114,7 +115,7 @@ type xrow struct {
 	level int
 }
 
-func (t *Template) renderXLSX(ctx context.Context, w io.Writer, values map[string]any, limits Limits, created time.Time) (stats Stats, err error) {
+func (t *Template) renderXLSX(ctx context.Context, w io.Writer, values map[string]any, limits Limits, info docInfo) (stats Stats, err error) {
 	f := excelize.NewFile()
 	f.SetZipWriter(fastZip)
 	defer func() {
@@ -122,11 +123,13 @@ func (t *Template) renderXLSX(ctx context.Context, w io.Writer, values map[strin
 			err = fmt.Errorf("render: closing workbook: %w", cerr)
 		}
 	}()
-	if created.IsZero() {
-		created = fixedDate
+	stamp := info.created.UTC().Format(time.RFC3339)
+	creator := info.author
+	if creator == "" {
+		creator = "Folio"
 	}
-	stamp := created.UTC().Format(time.RFC3339)
-	if err := f.SetDocProps(&excelize.DocProperties{Creator: "Folio", Created: stamp, Modified: stamp}); err != nil {
+	if err := f.SetDocProps(&excelize.DocProperties{Creator: creator, LastModifiedBy: creator, Title: info.title, Subject: info.subject,
+		Keywords: info.keywords, Language: info.language, Created: stamp, Modified: stamp}); err != nil {
 		return Stats{}, fmt.Errorf("render: workbook properties: %w", err)
 	}
 	x := &xlsxWriter{run: newRun(ctx, limits), t: t, f: f, styles: map[xstyle]int{}, names: map[string]bool{}, outlines: map[string]int{}}
@@ -271,12 +274,25 @@ func canonicalZip(data []byte, outlines map[string]int) ([]byte, error) {
 
 // fastZip compresses the workbook at flate.BestSpeed: several times faster
 // than the default level on sheet XML, for files a little larger.
+// The document properties (docProps/core.xml, a few hundred bytes) are
+// stored uncompressed: they hold the creation time, and a dry run must
+// predict the size of a file made seconds later to the byte.
 func fastZip(w io.Writer) excelize.ZipWriter {
 	zw := zip.NewWriter(w)
 	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
 		return flate.NewWriter(out, flate.BestSpeed)
 	})
-	return zw
+	return storedProps{zw}
+}
+
+// storedProps is a zip writer that stores docProps/core.xml.
+type storedProps struct{ *zip.Writer }
+
+func (z storedProps) Create(name string) (io.Writer, error) {
+	if name == "docProps/core.xml" {
+		return z.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
+	}
+	return z.Writer.Create(name)
 }
 
 // startSection starts the sheet of a body section.
@@ -307,6 +323,11 @@ func (x *xlsxWriter) newSheet() error {
 	} else if _, err := x.f.NewSheet(name); err != nil {
 		return fmt.Errorf("render: adding sheet: %w", err)
 	}
+	// Set before the stream writer starts: it writes the sheet's
+	// properties first.
+	if err := x.printSetup(name); err != nil {
+		return err
+	}
 	sw, err := x.f.NewStreamWriter(name)
 	if err != nil {
 		return fmt.Errorf("render: adding sheet: %w", err)
@@ -314,6 +335,23 @@ func (x *xlsxWriter) newSheet() error {
 	x.sheets++
 	// excelize names the parts of new sheets by their position.
 	x.sheet = &sheetWriter{x: x, sw: sw, name: name, part: "xl/worksheets/sheet" + strconv.Itoa(x.sheets) + ".xml"}
+	return nil
+}
+
+// printSetup makes a sheet print the way the PDF does: the schema's page
+// size and orientation, as wide as one page and as long as it takes.
+func (x *xlsxWriter) printSetup(sheet string) error {
+	size, orientation := 9, x.t.doc.orientation // 9: A4
+	if x.t.doc.pageSize == "Letter" {
+		size = 1
+	}
+	wide, tall, fit := 1, 0, true
+	if err := x.f.SetPageLayout(sheet, &excelize.PageLayoutOptions{Size: &size, Orientation: &orientation, FitToWidth: &wide, FitToHeight: &tall}); err != nil {
+		return fmt.Errorf("render: page layout: %w", err)
+	}
+	if err := x.f.SetSheetProps(sheet, &excelize.SheetPropsOptions{FitToPage: &fit}); err != nil {
+		return fmt.Errorf("render: page layout: %w", err)
+	}
 	return nil
 }
 
@@ -409,6 +447,9 @@ func (s *sheetWriter) add(r []xcell, header bool, level int) error {
 	s.n++
 	if header {
 		s.headerRow = s.n
+		if s.titleRow == 0 {
+			s.titleRow = s.n
+		}
 	}
 	if header && s.freeze == 0 && s.n <= freezeWithin && !s.started {
 		s.freeze = s.n
@@ -544,6 +585,13 @@ func (s *sheetWriter) finish() error {
 	}
 	if s.level > 0 {
 		s.x.outlines[s.part] = s.level
+	}
+	if s.titleRow > 0 {
+		// The first table's header row is printed at the top of every page.
+		ref := fmt.Sprintf("'%s'!$%d:$%d", strings.ReplaceAll(s.name, "'", "''"), s.titleRow, s.titleRow)
+		if err := s.x.f.SetDefinedName(&excelize.DefinedName{Name: "_xlnm.Print_Titles", RefersTo: ref, Scope: s.name}); err != nil {
+			return fmt.Errorf("render: print titles: %w", err)
+		}
 	}
 	if err := s.sw.Flush(); err != nil {
 		return fmt.Errorf("render: writing sheet: %w", err)

@@ -192,6 +192,7 @@ func (x *xlsxWriter) tableRows(c *component, e *tableElement, env map[string]any
 	if e.showHeader && e.autoFilter {
 		out.filter(len(e.columns), written)
 	}
+	above := 0 // rows between the data rows and the summary
 	if e.hasTotals() && n > 0 {
 		label, err := e.totalLabel.render(x.ev, env)
 		if err != nil {
@@ -201,6 +202,18 @@ func (x *xlsxWriter) tableRows(c *component, e *tableElement, env map[string]any
 		st.bold, st.total = true, true
 		if err := out.row(x.totalCells(e, label, totals, written, st)); err != nil {
 			return err
+		}
+		above = 1
+	}
+	if len(e.summary) > 0 && n > 0 {
+		rows, err := x.summaryCells(e, env, base, above, written)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if err := out.row(r); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -1,9 +1,12 @@
 package web
 
 import (
+	"fmt"
 	"mime"
 	"net/http"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"folio/app"
 )
@@ -67,6 +70,38 @@ var contentTypes = map[string]string{
 	"xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
 }
 
+// attachment is a Content-Disposition naming a download (RFC 6266): an
+// ASCII filename every client reads and, when the name is not ASCII,
+// filename* with the UTF-8 name, which clients that know it prefer.
+func attachment(name string) string {
+	ascii := true
+	for _, r := range name {
+		if r >= utf8.RuneSelf || r < ' ' {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return mime.FormatMediaType("attachment", map[string]string{"filename": name})
+	}
+	fallback := strings.Map(func(r rune) rune {
+		if r >= utf8.RuneSelf || r < ' ' {
+			return '_'
+		}
+		return r
+	}, name)
+	var b strings.Builder
+	for _, c := range []byte(name) {
+		// RFC 5987 attr-char: ALPHA / DIGIT / "!#$&+-.^_`|~"
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$&+-.^_`|~", c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return mime.FormatMediaType("attachment", map[string]string{"filename": fallback}) + "; filename*=UTF-8''" + b.String()
+}
+
 // handleDownload serves GET /api/v1/documents/jobs/{jobId}/download: the
 // signed link is the only credential.
 func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) error {
@@ -81,7 +116,7 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) error {
 		name = j.ID
 	}
 	w.Header().Set("Content-Type", contentTypes[j.Format])
-	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name + "." + j.Format}))
+	w.Header().Set("Content-Disposition", attachment(name+"."+j.Format))
 	w.Header().Set("Cache-Control", "private, no-store")
 	http.ServeContent(w, r, "", mod, f)
 	return nil

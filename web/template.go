@@ -89,7 +89,7 @@ func (s *Server) handleCreateTemplate(w http.ResponseWriter, r *http.Request) er
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": t.ID, "shortId": t.ShortID, "slug": t.Slug, "name": t.Name, "templateType": t.TemplateType,
-		"outputFormats": t.OutputFormats, "createdAt": t.CreatedAt,
+		"outputFormats": t.OutputFormats, "createdAt": t.CreatedAt, "warnings": t.Warnings,
 	})
 	return nil
 }
@@ -138,7 +138,11 @@ func (s *Server) handleUpdateTemplate(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, t)
+	// The template, and what the save accepted but probably was not meant.
+	writeJSON(w, http.StatusOK, struct {
+		*app.Template
+		Warnings any `json:"warnings"`
+	}{t, t.Warnings})
 	return nil
 }
 

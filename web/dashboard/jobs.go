@@ -54,12 +54,19 @@ func (d *Dashboard) templateNames(ctx context.Context, jobs []*app.JobView) map[
 
 // jobDetail serves GET /app/jobs/{id}: status, download link, error.
 func (d *Dashboard) jobDetail(c *call) error {
-	j, err := d.Documents.FindJob(c.r.Context(), c.r.PathValue("id"))
+	j, err := d.Documents.JobDetails(c.r.Context(), c.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	return d.render(c, "jobs_detail", "Job "+j.JobID, map[string]any{"J": j, "Names": d.templateNames(c.r.Context(), []*app.JobView{j}),
-		"Active": j.Status == app.StatusPending || j.Status == app.StatusProcessing})
+	// The key by name; a deleted key (or one this role cannot read) by id.
+	keyName := ""
+	if j.APIKeyID != "" {
+		if k, err := d.Keys.FindAPIKeyByID(c.r.Context(), j.APIKeyID); err == nil {
+			keyName = k.Name
+		}
+	}
+	return d.render(c, "jobs_detail", "Job "+j.JobID, map[string]any{"J": j, "Names": d.templateNames(c.r.Context(), []*app.JobView{j.JobView}),
+		"KeyName": keyName, "Active": j.Status == app.StatusPending || j.Status == app.StatusProcessing})
 }
 
 // jobRetry serves POST /app/jobs/{id}/retry.

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"folio/app"
 )
@@ -101,6 +103,7 @@ var funcs = template.FuncMap{
 	"join":     strings.Join,
 	"contains": func(list []string, s string) bool { return contains(list, s) },
 	"bytes":    humanBytes,
+	"duration": humanDuration,
 	"deref": func(p *int) int {
 		if p == nil {
 			return 0
@@ -113,15 +116,21 @@ var funcs = template.FuncMap{
 		}
 		return int(math.Min(100, math.Round(float64(a)*100/float64(b))))
 	},
-	"num": func(n int64) string {
-		s := strconv.FormatInt(n, 10)
-		if n < 0 {
-			return s
+	"num":          app.GroupDigits,
+	"capabilities": app.KeyCapabilities,
+	// plural writes a count and its noun: {{plural 1 "API key"}} is
+	// "1 API key", {{plural 3 "entry" "entries"}} "3 entries".
+	"plural": func(n any, noun string, many ...string) string {
+		var c int64
+		switch v := n.(type) {
+		case int:
+			c = int64(v)
+		case int64:
+			c = v
+		case float64:
+			c = int64(v)
 		}
-		for i := len(s) - 3; i > 0; i -= 3 {
-			s = s[:i] + "," + s[i:]
-		}
-		return s
+		return app.Plural(c, noun, many...)
 	},
 	"add": func(a, b int) int { return a + b },
 	"dict": func(kv ...any) map[string]any {
@@ -259,10 +268,7 @@ func statusOf(code string) int {
 
 // errorText is what a person reads: the service's message and its code.
 func errorText(e *app.Error) string {
-	msg := e.Message
-	if msg != "" {
-		msg = strings.ToUpper(msg[:1]) + msg[1:]
-	}
+	msg := sentence(e.Message)
 	if e.Code == "" || e.Code == app.ECodeInternal {
 		return msg
 	}
@@ -349,4 +355,49 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// initialisms are words a sentence starts with in capitals, not as "Url".
+var initialisms = map[string]string{
+	"url": "URL", "urls": "URLs", "id": "ID", "ids": "IDs", "api": "API", "pdf": "PDF", "xlsx": "XLSX",
+	"json": "JSON", "csv": "CSV", "http": "HTTP", "https": "HTTPS", "smtp": "SMTP", "totp": "TOTP", "jwt": "JWT",
+}
+
+// sentence starts an API message as a sentence: "url must use https" is
+// "URL must use https", "the plan ..." is "The plan ...", and a field name
+// written in camelCase ("templateId is required") stays as it is.
+func sentence(msg string) string {
+	end := strings.IndexFunc(msg, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' })
+	if end < 0 {
+		end = len(msg)
+	}
+	word := msg[:end]
+	if word == "" {
+		return msg
+	}
+	if up, ok := initialisms[strings.ToLower(word)]; ok {
+		return up + msg[end:]
+	}
+	for _, r := range word[1:] {
+		if unicode.IsUpper(r) || unicode.IsDigit(r) || r == '_' {
+			return msg // a field name, as the API spells it
+		}
+	}
+	r, size := utf8.DecodeRuneInString(msg)
+	return string(unicode.ToUpper(r)) + msg[size:]
+}
+
+// humanDuration writes a rendering time the way people say it: 850 ms,
+// 2.4 s, 1 min 5 s.
+func humanDuration(d *time.Duration) string {
+	if d == nil {
+		return "—"
+	}
+	switch {
+	case *d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + " ms"
+	case *d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
+	}
+	return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
 }

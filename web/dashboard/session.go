@@ -19,6 +19,7 @@ import (
 const (
 	sessionCookie = "__Host-folio_session"
 	pendingCookie = "__Host-folio_2fa"
+	teamCookie    = "__Host-folio_team" // the team each user last worked in here
 	csrfCookie    = "__Host-folio_csrf"
 	flashCookie   = "__Host-folio_flash"
 	csrfField     = "csrf"
@@ -113,6 +114,7 @@ func (d *Dashboard) authed(h handler) http.Handler {
 			d.finish(c, err)
 			return
 		}
+		c.rememberTeam()
 		d.finish(c, h(c))
 	})
 }
@@ -226,7 +228,51 @@ func (c *call) client() app.Client {
 	if err != nil {
 		host = c.r.RemoteAddr
 	}
-	return app.Client{IP: host, UserAgent: c.r.UserAgent()}
+	return app.Client{IP: host, UserAgent: c.r.UserAgent(), LastTeams: c.lastTeams()}
+}
+
+// maxRemembered is how many users' last teams one browser keeps.
+const maxRemembered = 5
+
+// lastTeams reads the team cookie: user id to the team they last worked in
+// on this browser. Logins check membership, so the cookie grants nothing.
+func (c *call) lastTeams() map[string]string {
+	out := map[string]string{}
+	ck, err := c.r.Cookie(teamCookie)
+	if err != nil {
+		return out
+	}
+	vals, err := url.ParseQuery(ck.Value)
+	if err != nil {
+		return out
+	}
+	for user, teams := range vals {
+		if len(teams) > 0 && len(out) < maxRemembered {
+			out[user] = teams[0]
+		}
+	}
+	return out
+}
+
+// rememberTeam records the team the session works in as the user's last
+// team on this browser, so the next login, with or without a two-factor
+// step, starts there. A switch shows on the page it redirects to.
+func (c *call) rememberTeam() {
+	if c.P == nil {
+		return
+	}
+	team := c.P.TeamID
+	teams := c.lastTeams()
+	if teams[c.P.UserID] == team {
+		return
+	}
+	vals := url.Values{c.P.UserID: {team}}
+	for user, t := range teams {
+		if user != c.P.UserID && len(vals) < maxRemembered {
+			vals.Set(user, t)
+		}
+	}
+	setCookie(c.w, teamCookie, vals.Encode(), 400*24*60*60)
 }
 
 // parseForm reads a urlencoded or multipart body (idempotent).
