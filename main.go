@@ -574,7 +574,7 @@ func newFlagSet() *flag.FlagSet { return flag.NewFlagSet("serve", flag.ContinueO
 // bbolt file), so they are safe beside a running server.
 func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: folio admin create-user|verify-email|set-plan|add-credits|backup [flags]")
+		return fmt.Errorf("usage: folio admin create-user|verify-email|set-plan|add-credits|backup|grow [flags]")
 	}
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet("admin "+cmd, flag.ContinueOnError)
@@ -590,12 +590,19 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	docs := fs.Int64("documents", 0, "number of document credits")
 	out := fs.String("out", "", "backup archive to write (.tar.gz)")
 	withFiles := fs.Bool("with-files", false, "backup: include generated documents")
+	var g store.GrowOptions
+	fs.IntVar(&g.Jobs, "jobs", 10_000, "grow: job rows to write")
+	fs.IntVar(&g.Teams, "teams", 1000, "grow: small teams beside the big one")
+	fs.IntVar(&g.Days, "days", 90, "grow: days of history")
 	envDefaults(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if cmd == "backup" {
+	switch cmd {
+	case "backup":
 		return backup(ctx, *data, *out, *withFiles, stdout)
+	case "grow":
+		return grow(ctx, *data, g, stdout, stderr)
 	}
 	if _, err := app.FindPlan(*defaultPlan); err != nil && cmd == "create-user" {
 		return fmt.Errorf("--default-plan: %w", err)
@@ -639,7 +646,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "team %s (%s) now has %d credits\n", t.ID, t.Slug, t.Credits)
 	default:
-		return fmt.Errorf("unknown admin command %q (create-user, verify-email, set-plan, add-credits, backup)", cmd)
+		return fmt.Errorf("unknown admin command %q (create-user, verify-email, set-plan, add-credits, backup, grow)", cmd)
 	}
 	return nil
 }
@@ -761,6 +768,33 @@ func backup(ctx context.Context, data, out string, withFiles bool, stdout io.Wri
 		via = "running server"
 	}
 	fmt.Fprintf(stdout, "backup written to %s (from the %s)\n", out, via)
+	return nil
+}
+
+// grow writes a synthetic history into a new data directory for the growth
+// benchmark (docs/performance.md, Growth).
+func grow(ctx context.Context, data string, opts store.GrowOptions, stdout, stderr io.Writer) error {
+	if _, err := os.Stat(filepath.Join(data, "folio.db")); err == nil {
+		return fmt.Errorf("grow writes a new data directory; %s already holds a database", data)
+	}
+	if err := store.PrivateDir(data); err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, filepath.Join(data, "folio.db"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	opts.Progress = func(n int) { fmt.Fprintf(stderr, "\r%d of %d jobs", n, opts.Jobs) }
+	res, err := store.Grow(ctx, db, opts)
+	fmt.Fprintln(stderr)
+	if err != nil {
+		return err
+	}
+	if err := store.SaveGrowResult(filepath.Join(data, store.GrowResultFile), res); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "grew %s in %.1f s: %v\n", data, res.Seconds, res.Counts)
 	return nil
 }
 
