@@ -103,6 +103,9 @@ type Config struct {
 	// Limits overrides the generation limits of renders (zero fields keep
 	// the specification's); nil keeps them all. No flag: embedders and tests.
 	Limits *render.Limits
+	// NoJanitor leaves retention to calls of Main.Sweep (the growth
+	// benchmark times reads before it deletes anything). No flag.
+	NoJanitor bool
 }
 
 // flags defines the serve flags on fs, with FOLIO_<NAME> environment
@@ -197,6 +200,7 @@ type Main struct {
 	stopDeliverer func(context.Context)
 	stopLimits    func()
 	stopHangup    func()
+	sweepers      []app.Sweeper
 	// reloadOnHangup makes Open reload the certificate on SIGHUP (serve).
 	reloadOnHangup bool
 	admin          *web.AdminSocket
@@ -301,13 +305,16 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if m.stopWorkers, err = docs.Start(ctx, c.Workers); err != nil {
 		return err
 	}
-	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	janitorDone := make(chan struct{})
-	m.stopJanitor = func() { cancel(); <-janitorDone }
-	go func() {
-		defer close(janitorDone)
-		app.RunJanitor(jctx, m.Logger, 10*time.Minute, docs.Sweep, accounts.Sweep, sessions.Sweep, m.Server.Webhooks.Sweep)
-	}()
+	m.sweepers = []app.Sweeper{docs.Sweep, accounts.Sweep, sessions.Sweep, m.Server.Webhooks.Sweep}
+	if !c.NoJanitor {
+		jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		janitorDone := make(chan struct{})
+		m.stopJanitor = func() { cancel(); <-janitorDone }
+		go func() {
+			defer close(janitorDone)
+			app.RunJanitor(jctx, m.Logger, 10*time.Minute, m.sweepers...)
+		}()
+	}
 	m.admin = &web.AdminSocket{Path: filepath.Join(c.Data, "admin.sock"), Logger: m.Logger,
 		Backup: func(ctx context.Context, withFiles bool, w io.Writer) error {
 			return store.WriteBackup(ctx, m.DB, m.Bolt, c.Data, withFiles, w)
@@ -326,6 +333,15 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	go func() { m.served <- m.Server.Serve(m.ln, m.Certs.Get) }()
 	m.Logger.Info("folio serving", "url", c.BaseURL, "data", c.Data, "workers", c.Workers, "version", version)
 	return nil
+}
+
+// Sweep runs each of the janitor's tasks once.
+func (m *Main) Sweep(ctx context.Context) error {
+	var errs []error
+	for _, sw := range m.sweepers {
+		errs = append(errs, sw(ctx))
+	}
+	return errors.Join(errs...)
 }
 
 // testHookDocuments lets tests wrap the document service's stores before
@@ -654,6 +670,9 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // bench starts a server on a temp data dir (scale plan, loopback, TLS, no
 // rate limits) and drives it over keep-alive HTTPS (docs/performance.md).
 func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "growth" {
+		return benchGrowth(ctx, args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	conc := fs.Int("concurrency", 8, "concurrent clients")
@@ -729,6 +748,66 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return client.WriteJSON(stdout, res)
 	}
 	client.WriteTable(stdout, res)
+	return nil
+}
+
+// benchGrowth serves a data directory `folio admin grow` wrote (no
+// janitor, no rate limits) and times every read endpoint and dashboard page
+// on it, then optionally writes during one janitor pass
+// (docs/performance.md, Growth).
+func benchGrowth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench growth", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	data := fs.String("data", "", "data directory written by folio admin grow")
+	n := fs.Int("requests", 50, "timed requests per endpoint")
+	only := fs.String("only", "", "only the endpoints whose name contains this")
+	sweep := fs.Bool("maintenance", false, "then run the janitor once while timing writes (deletes what retention says)")
+	logFile := fs.String("log", "", "write the server's log to this file")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	grown, err := store.LoadGrowResult(filepath.Join(*data, store.GrowResultFile))
+	if err != nil {
+		return fmt.Errorf("bench growth --data: %w (grow one with folio admin grow)", err)
+	}
+	logs := io.Discard
+	if *logFile != "" {
+		f, err := os.Create(*logFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		logs = f
+	}
+	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: *data, Workers: runtime.NumCPU(), DefaultPlan: "free", Signup: "open", LogFormat: "text",
+		RateLimits: "off", NoJanitor: true}, Logger: slog.New(slog.NewTextHandler(logs, nil))}
+	if err := m.Open(ctx); err != nil {
+		return err
+	}
+	defer m.Close()
+	ca, err := os.ReadFile(filepath.Join(*data, "tls", "cert.pem"))
+	if err != nil {
+		return err
+	}
+	c, err := client.New(m.URL(), "", ca)
+	if err != nil {
+		return err
+	}
+	cfg := client.GrowthConfig{Client: c, Requests: *n, Only: *only, Progress: func(name string) { fmt.Fprintf(stderr, "%s...\n", name) },
+		Data: client.GrowthData{BigTeamID: grown.BigTeamID, OwnerEmail: grown.OwnerEmail, Password: grown.Password, APIKey: grown.APIKey,
+			TemplateIDs: grown.TemplateIDs, BatchID: grown.BatchID, SubscriptionID: grown.SubscriptionID, JobID: grown.JobID}}
+	if *sweep {
+		cfg.Maintenance = m.Sweep
+	}
+	res, err := client.Growth(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(res)
+	}
+	client.WriteGrowthTable(stdout, res)
 	return nil
 }
 
