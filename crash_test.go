@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(run(context.Background(), strings.Fields(args), os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	os.Exit(runCheckingPlans(m))
 }
 
 type crashBeforeDispatch struct{ app.WebhookStore }

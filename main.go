@@ -376,7 +376,7 @@ func (m *Main) openWebhooks(ctx context.Context, docs *app.DocumentService) erro
 		testHookDeliverer(d)
 	}
 	docs.Webhooks = d
-	m.Server.Webhooks = &app.WebhookService{Store: m.DB, Deliverer: d, AllowPrivate: c.WebhookAllowPrivate, Now: m.Now}
+	m.Server.Webhooks = &app.WebhookService{Store: m.DB, Deliverer: d, AllowPrivate: c.WebhookAllowPrivate, Now: m.Now, Logger: m.Logger}
 	m.stopDeliverer, err = d.Start(ctx)
 	return err
 }
@@ -495,12 +495,14 @@ func (m *Main) Close() error {
 	if m.admin != nil {
 		m.admin.Close()
 	}
+	// A janitor pass ends within one of its short steps (store/maintain.go);
+	// it stops first so the writer is the requests' during the grace.
+	if m.stopJanitor != nil {
+		m.stopJanitor()
+	}
 	m.drain()
 	if m.stopHangup != nil {
 		m.stopHangup()
-	}
-	if m.stopJanitor != nil {
-		m.stopJanitor()
 	}
 	if m.stopLimits != nil {
 		m.stopLimits()

@@ -151,8 +151,9 @@ type JobStore interface {
 	// ClearFile forgets a job's file after the janitor removed it.
 	ClearFile(ctx context.Context, id string) error
 	// PurgeJobs deletes completed jobs ended before completedBefore and failed
-	// jobs ended before failedBefore, returning how many went.
-	PurgeJobs(ctx context.Context, completedBefore, failedBefore time.Time) (int, error)
+	// jobs ended before failedBefore, and ended batches whose jobs are all
+	// gone, in short transactions.
+	PurgeJobs(ctx context.Context, completedBefore, failedBefore time.Time) (SweepStats, error)
 	// UnfinishedJobIDs lists pending and processing jobs created before
 	// createdBefore (zero: all).
 	UnfinishedJobIDs(ctx context.Context, createdBefore time.Time) ([]string, error)

@@ -546,12 +546,21 @@ func (g *grower) delivery(ctx context.Context, t *growTeam, typ string, at time.
 		g.id("dlv", 20), t.sub, t.id, evt, typ, payload, status, attempts, code, 30+g.rng.IntN(300), errMsg, ms(attempted), ms(at), reqID)
 }
 
-// writeTotals writes the hourly statistics and the monthly usage the jobs
-// add up to.
+// writeTotals writes the analytics counters and the monthly usage the
+// jobs add up to.
 func (g *grower) writeTotals(ctx context.Context) error {
 	for k, v := range g.stats {
 		if err := g.exec(ctx, "job_stats", `INSERT INTO job_stats (team_id, slot, template_id, status, format, count, duration_sum, duration_count)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, k.team, k.slot, k.template, k.status, k.format, v.count, v.durSum, v.durCount); err != nil {
+			return err
+		}
+	}
+	for _, q := range []string{
+		`INSERT INTO job_stats_daily (team_id, day, template_id, status, format, count, duration_sum, duration_count)
+		SELECT team_id, slot / 24, template_id, status, format, SUM(count), SUM(duration_sum), SUM(duration_count) FROM job_stats GROUP BY 1, 2, 3, 4, 5`,
+		`INSERT INTO job_hours (team_id, slot, count) SELECT team_id, slot, SUM(count) FROM job_stats GROUP BY 1, 2`,
+	} {
+		if _, err := g.tx.ExecContext(ctx, q); err != nil {
 			return err
 		}
 	}

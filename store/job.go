@@ -175,6 +175,11 @@ func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events 
 		if err := countJob(ctx, tx, j); err != nil {
 			return err
 		}
+		if j.Status == app.StatusCompleted && j.APIKeyID != "" {
+			if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET documents = documents + 1 WHERE id = ?`, j.APIKeyID); err != nil {
+				return err
+			}
+		}
 		if j.Status == app.StatusFailed {
 			if err := refundJob(ctx, tx, j); err != nil {
 				return err
@@ -308,14 +313,14 @@ func (db *DB) ExportJobs(ctx context.Context, f app.ExportFilter, fn func(*app.J
 func (db *DB) QueueCounts(ctx context.Context, teamID string, now time.Time) (*app.QueueStats, error) {
 	var st app.QueueStats
 	var oldest sql.NullInt64
-	hour := ms(now.Add(-time.Hour))
+	// jobs_team_ended finds the last hour's ends of the team alone.
 	err := db.read.QueryRowContext(ctx, `SELECT
 		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'pending'),
 		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'processing'),
-		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'completed' AND created_at >= ?3 AND completed_at >= ?2),
-		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'failed' AND created_at >= ?3 AND completed_at >= ?2),
+		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'completed' AND completed_at >= ?2),
+		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'failed' AND completed_at >= ?2),
 		(SELECT MIN(created_at) FROM jobs WHERE team_id = ?1 AND status = 'pending')`,
-		teamID, hour, ms(now.Add(-7*24*time.Hour))).Scan(&st.Pending, &st.Processing, &st.CompletedLastHour, &st.FailedLastHour, &oldest)
+		teamID, ms(now.Add(-time.Hour))).Scan(&st.Pending, &st.Processing, &st.CompletedLastHour, &st.FailedLastHour, &oldest)
 	if err != nil {
 		return nil, err
 	}
@@ -347,24 +352,6 @@ func (db *DB) ExpiredFiles(ctx context.Context, now time.Time, limit int) ([]*ap
 func (db *DB) ClearFile(ctx context.Context, id string) error {
 	_, err := db.write.ExecContext(ctx, `UPDATE jobs SET file_path = '', file_size = 0 WHERE id = ?`, id)
 	return err
-}
-
-// PurgeJobs deletes ended job records past their retention, and batches
-// whose jobs are all gone.
-func (db *DB) PurgeJobs(ctx context.Context, completedBefore, failedBefore time.Time) (int, error) {
-	var n int64
-	err := db.tx(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE (status = 'completed' AND completed_at < ?) OR (status = 'failed' AND completed_at < ?)`,
-			ms(completedBefore), ms(failedBefore))
-		if err != nil {
-			return err
-		}
-		n, _ = res.RowsAffected()
-		_, err = tx.ExecContext(ctx, `DELETE FROM batches WHERE status != 'processing' AND completed_at < ?
-			AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.batch_id = batches.id)`, ms(completedBefore))
-		return err
-	})
-	return int(n), err
 }
 
 // UnfinishedJobIDs lists pending and processing jobs created before
