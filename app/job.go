@@ -116,6 +116,9 @@ type JobFilter struct {
 	Status     string
 	TemplateID string
 	Page       Page
+	// Cursor, when set, starts the page after the job a previous page's
+	// meta.nextCursor named (Page.Page is not used then).
+	Cursor string
 }
 
 // JobStore keeps job records.
@@ -126,7 +129,9 @@ type JobStore interface {
 	FindJobByID(ctx context.Context, teamID, id string) (*Job, error)
 	// FindJobForWorker loads a job by id only, for workers and downloads.
 	FindJobForWorker(ctx context.Context, id string) (*Job, error)
-	FindJobs(ctx context.Context, f JobFilter) ([]*Job, int, error)
+	// FindJobs lists a team's jobs, newest first, a page at an offset or
+	// after f.Cursor; the total counts at most MaxCount rows.
+	FindJobs(ctx context.Context, f JobFilter) ([]*Job, ListInfo, error)
 	// StartJob moves a pending or processing job to processing and returns
 	// it; a job that already ended returns ok=false.
 	// A job found processing counts a crash: its previous run never ended.

@@ -29,10 +29,11 @@ CREATE INDEX webhook_deliveries_created ON webhook_deliveries(created_at);
 CREATE INDEX webhook_deliveries_team_attempted ON webhook_deliveries(team_id, attempted_at, status);
 
 -- Sessions idle too long (the janitor's session sweep); a user's refresh
--- tokens (revoked together) and the keys a user made (deactivated with the
--- account).
+-- tokens (revoked together), mail tokens (erased with the account) and the
+-- keys a user made (deactivated with the account).
 CREATE INDEX sessions_seen ON sessions(last_seen_at);
 CREATE INDEX refresh_tokens_user ON refresh_tokens(user_id);
+CREATE INDEX email_tokens_user ON email_tokens(user_id);
 CREATE INDEX api_keys_creator ON api_keys(created_by);
 
 -- Analytics by day: job_stats counts by hour (and stays exact for the

@@ -154,6 +154,16 @@ func Growth(ctx context.Context, cfg GrowthConfig) (*GrowthResult, error) {
 		{"generate (sync)", "api", "POST", "/api/v1/documents/generate",
 			map[string]any{"templateId": tpl, "format": "pdf", "variables": map[string]any{"name": "Ada", "number": "INV-1"}}},
 	}
+	// The page after the 100,000th job by cursor, when the server has them.
+	var deep struct {
+		Meta struct {
+			NextCursor string `json:"nextCursor"`
+		} `json:"meta"`
+	}
+	if err := api.Do(ctx, "GET", "/api/v1/documents/jobs?page=1000&limit=100", nil, &deep); err == nil && deep.Meta.NextCursor != "" {
+		endpoints = append(endpoints[:3:3], append([]growthEndpoint{{"jobs list, limit 100 by cursor after job 100,000", "api", "GET",
+			"/api/v1/documents/jobs?limit=100&cursor=" + url.QueryEscape(deep.Meta.NextCursor), nil}}, endpoints[3:]...)...)
+	}
 	do := func(ctx context.Context, e growthEndpoint) error {
 		switch e.who {
 		case "api":
