@@ -115,6 +115,9 @@ type Config struct {
 	// Limits overrides the generation limits of renders (zero fields keep
 	// the specification's); nil keeps them all. No flag: embedders and tests.
 	Limits *render.Limits
+	// NoJanitor leaves retention to calls of Main.Sweep (the growth
+	// benchmark times reads before it deletes anything). No flag.
+	NoJanitor bool
 }
 
 // flags defines the serve flags on fs, with FOLIO_<NAME> environment
@@ -209,6 +212,7 @@ type Main struct {
 	stopDeliverer func(context.Context)
 	stopLimits    func()
 	stopHangup    func()
+	sweepers      []app.Sweeper
 	// reloadOnHangup makes Open reload the certificate on SIGHUP (serve).
 	reloadOnHangup bool
 	admin          *web.AdminSocket
@@ -313,13 +317,16 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if m.stopWorkers, err = docs.Start(ctx, c.Workers); err != nil {
 		return err
 	}
-	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	janitorDone := make(chan struct{})
-	m.stopJanitor = func() { cancel(); <-janitorDone }
-	go func() {
-		defer close(janitorDone)
-		app.RunJanitor(jctx, m.Logger, 10*time.Minute, docs.Sweep, accounts.Sweep, sessions.Sweep, m.Server.Webhooks.Sweep)
-	}()
+	m.sweepers = []app.Sweeper{docs.Sweep, accounts.Sweep, sessions.Sweep, m.Server.Webhooks.Sweep}
+	if !c.NoJanitor {
+		jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		janitorDone := make(chan struct{})
+		m.stopJanitor = func() { cancel(); <-janitorDone }
+		go func() {
+			defer close(janitorDone)
+			app.RunJanitor(jctx, m.Logger, 10*time.Minute, m.sweepers...)
+		}()
+	}
 	m.admin = &web.AdminSocket{Path: filepath.Join(c.Data, "admin.sock"), Logger: m.Logger,
 		Backup: func(ctx context.Context, withFiles bool, w io.Writer, progress func(copied, total int64)) error {
 			return store.WriteBackup(ctx, m.DB, m.Bolt, c.Data, withFiles, w, progress)
@@ -338,6 +345,15 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	go func() { m.served <- m.Server.Serve(m.ln, m.Certs.Get) }()
 	m.Logger.Info("folio serving", "url", c.BaseURL, "data", c.Data, "workers", c.Workers, "version", version)
 	return nil
+}
+
+// Sweep runs each of the janitor's tasks once.
+func (m *Main) Sweep(ctx context.Context) error {
+	var errs []error
+	for _, sw := range m.sweepers {
+		errs = append(errs, sw(ctx))
+	}
+	return errors.Join(errs...)
 }
 
 // testHookDocuments lets tests wrap the document service's stores before
@@ -372,7 +388,7 @@ func (m *Main) openWebhooks(ctx context.Context, docs *app.DocumentService) erro
 		testHookDeliverer(d)
 	}
 	docs.Webhooks = d
-	m.Server.Webhooks = &app.WebhookService{Store: m.DB, Deliverer: d, AllowPrivate: c.WebhookAllowPrivate, Now: m.Now}
+	m.Server.Webhooks = &app.WebhookService{Store: m.DB, Deliverer: d, AllowPrivate: c.WebhookAllowPrivate, Now: m.Now, Logger: m.Logger}
 	m.stopDeliverer, err = d.Start(ctx)
 	return err
 }
@@ -491,12 +507,14 @@ func (m *Main) Close() error {
 	if m.admin != nil {
 		m.admin.Close()
 	}
+	// A janitor pass ends within one of its short steps (store/maintain.go);
+	// it stops first so the writer is the requests' during the grace.
+	if m.stopJanitor != nil {
+		m.stopJanitor()
+	}
 	m.drain()
 	if m.stopHangup != nil {
 		m.stopHangup()
-	}
-	if m.stopJanitor != nil {
-		m.stopJanitor()
 	}
 	if m.stopLimits != nil {
 		m.stopLimits()
@@ -640,7 +658,7 @@ func newFlagSet() *flag.FlagSet { return flag.NewFlagSet("serve", flag.ContinueO
 // bbolt file), so they are safe beside a running server.
 func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: folio admin create-user|verify-email|set-plan|add-credits|backup [flags]")
+		return fmt.Errorf("usage: folio admin create-user|verify-email|set-plan|add-credits|backup|grow [flags]")
 	}
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet("admin "+cmd, flag.ContinueOnError)
@@ -656,12 +674,19 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	docs := fs.Int64("documents", 0, "number of document credits")
 	out := fs.String("out", "", "backup archive to write (.tar.gz)")
 	withFiles := fs.Bool("with-files", false, "backup: include generated documents")
+	var g store.GrowOptions
+	fs.IntVar(&g.Jobs, "jobs", 10_000, "grow: job rows to write")
+	fs.IntVar(&g.Teams, "teams", 1000, "grow: small teams beside the big one")
+	fs.IntVar(&g.Days, "days", 90, "grow: days of history")
 	envDefaults(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if cmd == "backup" {
+	switch cmd {
+	case "backup":
 		return backup(ctx, *data, *out, *withFiles, stdout, stderr)
+	case "grow":
+		return grow(ctx, *data, g, stdout, stderr)
 	}
 	if _, err := app.FindPlan(*defaultPlan); err != nil && cmd == "create-user" {
 		return fmt.Errorf("--default-plan: %w", err)
@@ -705,7 +730,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "team %s (%s) now has %d credits\n", t.ID, t.Slug, t.Credits)
 	default:
-		return fmt.Errorf("unknown admin command %q (create-user, verify-email, set-plan, add-credits, backup)", cmd)
+		return fmt.Errorf("unknown admin command %q (create-user, verify-email, set-plan, add-credits, backup, grow)", cmd)
 	}
 	return nil
 }
@@ -713,6 +738,9 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // bench starts a server on a temp data dir (scale plan, loopback, TLS, no
 // rate limits) and drives it over keep-alive HTTPS (docs/performance.md).
 func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "growth" {
+		return benchGrowth(ctx, args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	conc := fs.Int("concurrency", 8, "concurrent clients")
@@ -791,6 +819,66 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// benchGrowth serves a data directory `folio admin grow` wrote (no
+// janitor, no rate limits) and times every read endpoint and dashboard page
+// on it, then optionally writes during one janitor pass
+// (docs/performance.md, Growth).
+func benchGrowth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench growth", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	data := fs.String("data", "", "data directory written by folio admin grow")
+	n := fs.Int("requests", 50, "timed requests per endpoint")
+	only := fs.String("only", "", "only the endpoints whose name contains this")
+	sweep := fs.Bool("maintenance", false, "then run the janitor once while timing writes (deletes what retention says)")
+	logFile := fs.String("log", "", "write the server's log to this file")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	grown, err := store.LoadGrowResult(filepath.Join(*data, store.GrowResultFile))
+	if err != nil {
+		return fmt.Errorf("bench growth --data: %w (grow one with folio admin grow)", err)
+	}
+	logs := io.Discard
+	if *logFile != "" {
+		f, err := os.Create(*logFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		logs = f
+	}
+	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: *data, Workers: runtime.NumCPU(), DefaultPlan: "free", Signup: "open", LogFormat: "text",
+		RateLimits: "off", NoJanitor: true}, Logger: slog.New(slog.NewTextHandler(logs, nil))}
+	if err := m.Open(ctx); err != nil {
+		return err
+	}
+	defer m.Close()
+	ca, err := os.ReadFile(filepath.Join(*data, "tls", "cert.pem"))
+	if err != nil {
+		return err
+	}
+	c, err := client.New(m.URL(), "", ca)
+	if err != nil {
+		return err
+	}
+	cfg := client.GrowthConfig{Client: c, Requests: *n, Only: *only, Progress: func(name string) { fmt.Fprintf(stderr, "%s...\n", name) },
+		Data: client.GrowthData{BigTeamID: grown.BigTeamID, OwnerEmail: grown.OwnerEmail, Password: grown.Password, APIKey: grown.APIKey,
+			TemplateIDs: grown.TemplateIDs, BatchID: grown.BatchID, SubscriptionID: grown.SubscriptionID, JobID: grown.JobID}}
+	if *sweep {
+		cfg.Maintenance = m.Sweep
+	}
+	res, err := client.Growth(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(res)
+	}
+	client.WriteGrowthTable(stdout, res)
+	return nil
+}
+
 // soak runs this binary as a separate server process and drives it with a
 // mixed load across many teams (docs/reliability.md).
 func soak(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -839,6 +927,33 @@ func backup(ctx context.Context, data, out string, withFiles bool, stdout, stder
 		via = "running server"
 	}
 	fmt.Fprintf(stdout, "backup written to %s (from the %s)\n", out, via)
+	return nil
+}
+
+// grow writes a synthetic history into a new data directory for the growth
+// benchmark (docs/performance.md, Growth).
+func grow(ctx context.Context, data string, opts store.GrowOptions, stdout, stderr io.Writer) error {
+	if _, err := os.Stat(filepath.Join(data, "folio.db")); err == nil {
+		return fmt.Errorf("grow writes a new data directory; %s already holds a database", data)
+	}
+	if err := store.PrivateDir(data); err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, filepath.Join(data, "folio.db"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	opts.Progress = func(n int) { fmt.Fprintf(stderr, "\r%d of %d jobs", n, opts.Jobs) }
+	res, err := store.Grow(ctx, db, opts)
+	fmt.Fprintln(stderr)
+	if err != nil {
+		return err
+	}
+	if err := store.SaveGrowResult(filepath.Join(data, store.GrowResultFile), res); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "grew %s in %.1f s: %v\n", data, res.Seconds, res.Counts)
 	return nil
 }
 

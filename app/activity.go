@@ -50,8 +50,9 @@ type Activity struct {
 // ActivityStore keeps the feed.
 type ActivityStore interface {
 	CreateActivity(ctx context.Context, a *Activity) error
-	// FindActivities lists a team's events, newest first.
-	FindActivities(ctx context.Context, teamID string, pg Page) ([]*Activity, int, error)
+	// FindActivities lists a team's events, newest first; the total counts
+	// at most MaxCount rows.
+	FindActivities(ctx context.Context, teamID string, pg Page) ([]*Activity, ListInfo, error)
 }
 
 // ActivityLog records feed events. A nil *ActivityLog records nothing, so

@@ -377,27 +377,27 @@ func (s *DocumentService) notify(id string, j *Job) {
 }
 
 // FindJobs lists the caller's team's jobs, newest first.
-func (s *DocumentService) FindJobs(ctx context.Context, f JobFilter) ([]*JobView, int, error) {
+func (s *DocumentService) FindJobs(ctx context.Context, f JobFilter) ([]*JobView, ListInfo, error) {
 	p, err := PrincipalFrom(ctx)
 	if err != nil {
-		return nil, 0, err
+		return nil, ListInfo{}, err
 	}
 	if err := p.Require(PermAttachmentsRead); err != nil {
-		return nil, 0, err
+		return nil, ListInfo{}, err
 	}
 	if err := validStatus(f.Status); err != nil {
-		return nil, 0, err
+		return nil, ListInfo{}, err
 	}
 	f.TeamID = p.TeamID
-	jobs, total, err := s.Jobs.FindJobs(ctx, f)
+	jobs, info, err := s.Jobs.FindJobs(ctx, f)
 	if err != nil {
-		return nil, 0, err
+		return nil, ListInfo{}, err
 	}
 	views := make([]*JobView, len(jobs))
 	for i, j := range jobs {
 		views[i] = s.View(j)
 	}
-	return views, total, nil
+	return views, info, nil
 }
 
 // checkedValues are a synchronous generate's variables as its request

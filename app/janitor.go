@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 )
 
@@ -27,4 +28,66 @@ func RunJanitor(ctx context.Context, logger *slog.Logger, every time.Duration, s
 		case <-t.C:
 		}
 	}
+}
+
+// SweepStats describe one maintenance pass (docs/performance.md, Growth).
+// A pass deletes in short write transactions, each its own call of the
+// store's writer, so the writes of requests and jobs queued meanwhile go
+// between them instead of waiting for the whole pass.
+type SweepStats struct {
+	Deleted      map[string]int // rows by table
+	Transactions int            // write transactions the pass took
+	Longest      time.Duration  // the longest of them, from its first statement to its commit
+	Slow         int            // those longer than SlowStep
+	Duration     time.Duration  // the whole pass
+}
+
+// SlowStep is how long a maintenance transaction may hold the writer
+// (issue 19's target); the steps aim at less than half of it.
+const SlowStep = 50 * time.Millisecond
+
+// Count records a transaction of the pass that took d and deleted n rows
+// of table.
+func (s *SweepStats) Count(table string, n int, d time.Duration) {
+	if s.Deleted == nil {
+		s.Deleted = map[string]int{}
+	}
+	s.Deleted[table] += n
+	s.Transactions++
+	s.Longest = max(s.Longest, d)
+	if d > SlowStep {
+		s.Slow++
+	}
+}
+
+// Total is the number of rows deleted.
+func (s SweepStats) Total() int {
+	n := 0
+	for _, k := range s.Deleted {
+		n += k
+	}
+	return n
+}
+
+// Log writes the pass's line, its counts and durations, when it deleted
+// anything or failed.
+func (s SweepStats) Log(logger *slog.Logger, msg string, err error) {
+	if s.Total() == 0 && err == nil {
+		return
+	}
+	args := []any{"deleted", s.Total()}
+	tables := make([]string, 0, len(s.Deleted))
+	for t := range s.Deleted {
+		tables = append(tables, t)
+	}
+	slices.Sort(tables)
+	for _, t := range tables {
+		args = append(args, t, s.Deleted[t])
+	}
+	args = append(args, "transactions", s.Transactions, "longest_ms", float64(s.Longest.Microseconds())/1000,
+		"over_50ms", s.Slow, "duration_ms", s.Duration.Milliseconds())
+	if err != nil {
+		args = append(args, "err", err)
+	}
+	logger.Info(msg, args...)
 }

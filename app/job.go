@@ -116,6 +116,9 @@ type JobFilter struct {
 	Status     string
 	TemplateID string
 	Page       Page
+	// Cursor, when set, starts the page after the job a previous page's
+	// meta.nextCursor named (Page.Page is not used then).
+	Cursor string
 }
 
 // JobStore keeps job records.
@@ -126,7 +129,9 @@ type JobStore interface {
 	FindJobByID(ctx context.Context, teamID, id string) (*Job, error)
 	// FindJobForWorker loads a job by id only, for workers and downloads.
 	FindJobForWorker(ctx context.Context, id string) (*Job, error)
-	FindJobs(ctx context.Context, f JobFilter) ([]*Job, int, error)
+	// FindJobs lists a team's jobs, newest first, a page at an offset or
+	// after f.Cursor; the total counts at most MaxCount rows.
+	FindJobs(ctx context.Context, f JobFilter) ([]*Job, ListInfo, error)
 	// StartJob moves a pending or processing job to processing and returns
 	// it; a job that already ended returns ok=false.
 	// A job found processing counts a crash: its previous run never ended.
@@ -151,8 +156,9 @@ type JobStore interface {
 	// ClearFile forgets a job's file after the janitor removed it.
 	ClearFile(ctx context.Context, id string) error
 	// PurgeJobs deletes completed jobs ended before completedBefore and failed
-	// jobs ended before failedBefore, returning how many went.
-	PurgeJobs(ctx context.Context, completedBefore, failedBefore time.Time) (int, error)
+	// jobs ended before failedBefore, and ended batches whose jobs are all
+	// gone, in short transactions.
+	PurgeJobs(ctx context.Context, completedBefore, failedBefore time.Time) (SweepStats, error)
 	// UnfinishedJobIDs lists pending and processing jobs created before
 	// createdBefore (zero: all).
 	UnfinishedJobIDs(ctx context.Context, createdBefore time.Time) ([]string, error)

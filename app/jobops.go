@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"io"
+	"maps"
 	"strconv"
 	"time"
 )
@@ -298,29 +299,46 @@ func (s *DocumentService) QueueStats(ctx context.Context) (*QueueStats, error) {
 
 // Sweep is the janitor's pass: it removes files past their retention (their
 // links expire with them) and job records past 7 days (completed) or 30 days
-// (failed).
+// (failed), and logs a line with what it removed.
 func (s *DocumentService) Sweep(ctx context.Context) error {
+	start := time.Now()
 	now := s.Now().UTC()
+	files, err := s.sweepFiles(ctx, now)
+	var st SweepStats
+	if err == nil {
+		st, err = s.Jobs.PurgeJobs(ctx, now.Add(-CompletedJobRetention), now.Add(-FailedJobRetention))
+	}
+	if files > 0 {
+		st.Deleted = maps.Clone(st.Deleted)
+		if st.Deleted == nil {
+			st.Deleted = map[string]int{}
+		}
+		st.Deleted["files"] = files
+	}
+	st.Duration = time.Since(start)
+	st.Log(s.logger(), "janitor: job retention", err)
+	return err
+}
+
+// sweepFiles removes the files past their retention and returns how many.
+func (s *DocumentService) sweepFiles(ctx context.Context, now time.Time) (int, error) {
+	n := 0
 	for {
 		jobs, err := s.Jobs.ExpiredFiles(ctx, now, 500)
 		if err != nil {
-			return err
+			return n, err
 		}
 		for _, j := range jobs {
 			if err := s.Files.RemoveFile(j.FilePath); err != nil {
-				return err
+				return n, err
 			}
 			if err := s.Jobs.ClearFile(ctx, j.ID); err != nil {
-				return err
+				return n, err
 			}
+			n++
 		}
 		if len(jobs) < 500 {
-			break
+			return n, nil
 		}
 	}
-	n, err := s.Jobs.PurgeJobs(ctx, now.Add(-CompletedJobRetention), now.Add(-FailedJobRetention))
-	if n > 0 {
-		s.logger().Info("janitor purged job records", "count", n)
-	}
-	return err
 }

@@ -337,13 +337,13 @@ func (s *TeamService) LeaveTeam(ctx context.Context) error {
 }
 
 // FindActivities returns the caller's team's activity feed, newest first.
-func (s *TeamService) FindActivities(ctx context.Context, pg Page) ([]*Activity, int, error) {
+func (s *TeamService) FindActivities(ctx context.Context, pg Page) ([]*Activity, ListInfo, error) {
 	p, err := jwtAdmin(ctx)
 	if err != nil {
-		return nil, 0, err
+		return nil, ListInfo{}, err
 	}
 	if s.Activity == nil {
-		return []*Activity{}, 0, nil
+		return []*Activity{}, ListInfo{}, nil
 	}
 	return s.Activity.Store.FindActivities(ctx, p.TeamID, pg)
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
@@ -137,8 +138,8 @@ type WebhookStore interface {
 	// their payloads.
 	PendingDeliveries(ctx context.Context) ([]*Delivery, error)
 	// DeleteWebhookHistory removes dispatched events and ended deliveries
-	// created before a time, and returns how many rows went.
-	DeleteWebhookHistory(ctx context.Context, before time.Time) (int, error)
+	// created before a time, in short transactions.
+	DeleteWebhookHistory(ctx context.Context, before time.Time) (SweepStats, error)
 }
 
 // WebhookService manages subscriptions for the API.
@@ -147,6 +148,7 @@ type WebhookService struct {
 	Deliverer    *Deliverer
 	AllowPrivate bool
 	Now          func() time.Time
+	Logger       *slog.Logger // the janitor's line (nil: slog.Default)
 }
 
 // SubscriptionInput is the body of POST and PATCH on subscriptions.
@@ -451,7 +453,12 @@ func (s *WebhookService) SendTest(ctx context.Context, id string) (*TestResult, 
 // Sweep is the janitor task for webhooks: events and ended deliveries older
 // than WebhookRetention are removed (pending ones are kept until they end).
 func (s *WebhookService) Sweep(ctx context.Context) error {
-	_, err := s.Store.DeleteWebhookHistory(ctx, s.Now().UTC().Add(-WebhookRetention))
+	st, err := s.Store.DeleteWebhookHistory(ctx, s.Now().UTC().Add(-WebhookRetention))
+	logger := s.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	st.Log(logger, "janitor: webhook history", err)
 	return err
 }
 

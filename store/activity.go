@@ -40,10 +40,11 @@ func insertActivity(ctx context.Context, tx *Tx, a *app.Activity) error {
 
 // FindActivities lists a team's feed, newest first, with the current names
 // and addresses of the people involved.
-func (db *DB) FindActivities(ctx context.Context, teamID string, pg app.Page) ([]*app.Activity, int, error) {
-	var total int
-	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM activity WHERE team_id = ?`, teamID).Scan(&total); err != nil {
-		return nil, 0, err
+func (db *DB) FindActivities(ctx context.Context, teamID string, pg app.Page) ([]*app.Activity, app.ListInfo, error) {
+	var info app.ListInfo
+	var err error
+	if info.Total, info.Estimate, err = db.countUpTo(ctx, `SELECT 1 FROM activity WHERE team_id = ?`, []any{teamID}); err != nil {
+		return nil, info, err
 	}
 	// A purged account keeps its "Deleted user" name; its placeholder address is not shown.
 	rows, err := db.read.QueryContext(ctx, `SELECT a.id, a.team_id, a.type, a.user_id, COALESCE(u.name, ''),
@@ -51,13 +52,17 @@ func (db *DB) FindActivities(ctx context.Context, teamID string, pg app.Page) ([
 			a.target_id, COALESCE(t.name, ''), CASE WHEN t.purged_at IS NULL THEN COALESCE(t.email, a.target_email) ELSE '' END,
 			a.template_id, a.template_name, a.details, a.created_at
 		FROM activity a LEFT JOIN users u ON u.id = a.user_id LEFT JOIN users t ON t.id = a.target_id AND a.target_id != ''
-		WHERE a.team_id = ? ORDER BY a.created_at DESC, a.rowid DESC LIMIT ? OFFSET ?`, teamID, pg.Limit, pg.Offset())
+		WHERE a.team_id = ? ORDER BY a.created_at DESC, a.rowid DESC LIMIT ? OFFSET ?`, teamID, pg.Limit+1, pg.Offset())
 	if err != nil {
-		return nil, 0, err
+		return nil, info, err
 	}
 	defer rows.Close()
 	out := []*app.Activity{}
 	for rows.Next() {
+		if len(out) == pg.Limit {
+			info.More = true
+			break
+		}
 		var a app.Activity
 		var target app.ActivityUser
 		var tpl app.ActivityTemplate
@@ -65,7 +70,7 @@ func (db *DB) FindActivities(ctx context.Context, teamID string, pg app.Page) ([
 		var created int64
 		if err := rows.Scan(&a.ID, &a.TeamID, &a.Type, &a.User.ID, &a.User.Name, &a.User.Email,
 			&target.ID, &target.Name, &target.Email, &tpl.ID, &tpl.Name, &details, &created); err != nil {
-			return nil, 0, err
+			return nil, info, err
 		}
 		if target.ID != "" || target.Email != "" {
 			a.Target = &target
@@ -75,11 +80,14 @@ func (db *DB) FindActivities(ctx context.Context, teamID string, pg app.Page) ([
 		}
 		if details.Valid {
 			if err := json.Unmarshal([]byte(details.String), &a.Details); err != nil {
-				return nil, 0, err
+				return nil, info, err
 			}
 		}
 		a.Timestamp = fromMS(created)
 		out = append(out, &a)
 	}
-	return out, total, rows.Err()
+	if info.Estimate {
+		info.Total = max(info.Total, pg.Offset()+len(out)+boolInt(info.More))
+	}
+	return out, info, rows.Err()
 }

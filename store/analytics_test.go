@@ -46,7 +46,10 @@ func seedJobs(tb testing.TB, db *DB, teamID string, n int) {
 	// Rebuild the counters the way migration 0008 backfills them.
 	if _, err := db.write.ExecContext(ctx, `DELETE FROM job_stats; INSERT INTO job_stats (team_id, slot, template_id, status, format, count, duration_sum, duration_count)
 		SELECT team_id, created_at / 3600000, template_id, status, format, COUNT(*), COALESCE(SUM(duration_ms), 0), COUNT(duration_ms)
-		FROM jobs WHERE status IN ('completed', 'failed') GROUP BY 1, 2, 3, 4, 5`); err != nil {
+		FROM jobs WHERE status IN ('completed', 'failed') GROUP BY 1, 2, 3, 4, 5;
+		DELETE FROM job_stats_daily; INSERT INTO job_stats_daily (team_id, day, template_id, status, format, count, duration_sum, duration_count)
+		SELECT team_id, slot / 24, template_id, status, format, SUM(count), SUM(duration_sum), SUM(duration_count) FROM job_stats GROUP BY 1, 2, 3, 4, 5;
+		DELETE FROM job_hours; INSERT INTO job_hours (team_id, slot, count) SELECT team_id, slot, SUM(count) FROM job_stats GROUP BY 1, 2`); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -112,6 +115,86 @@ func BenchmarkAnalyticsMillionJobs(b *testing.B) {
 	for b.Loop() {
 		if _, err := db.JobAnalytics(ctx, f); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestAnalyticsAcrossDaysAndHours: a period's whole days come from the
+// daily counters and its partial first and last days from the hourly
+// ones; every split counts each job once, as reading hours alone does.
+func TestAnalyticsAcrossDaysAndHours(t *testing.T) {
+	ctx := context.Background()
+	db := mustDB(t)
+	u := mustUser(t, db, "d@example.com")
+	seedJobs(t, db, u.PersonalTeamID, 5000) // one a minute over the last 5,000 minutes
+	hoursOnly := func(from, to time.Time, tpl string) int {
+		var n int
+		q, args := `SELECT COALESCE(SUM(count), 0) FROM job_stats WHERE team_id = ? AND slot >= ? AND slot < ?`, []any{u.PersonalTeamID, slotOf(from), slotCeil(to)}
+		if tpl != "" {
+			q, args = q+` AND template_id = ?`, append(args, tpl)
+		}
+		db.read.QueryRowContext(ctx, q, args...).Scan(&n)
+		return n
+	}
+	now := time.Now().UTC()
+	for _, c := range []struct{ from, to time.Time }{
+		{now.Add(-90 * time.Minute), now.Add(time.Minute)},                                // hours only
+		{now.Add(-50 * time.Hour), now},                                                   // partial, whole, partial
+		{now.Add(-100 * time.Hour).Truncate(24 * time.Hour), now},                         // from a midnight
+		{now.Add(-200 * time.Hour), now.Truncate(24 * time.Hour)},                         // to a midnight
+		{now.Add(-26 * time.Hour), now.Add(-20 * time.Hour)},                              // across one midnight, no whole day
+		{now.Add(-30 * 24 * time.Hour), now.Add(time.Hour)},                               // all
+		{now.Truncate(24 * time.Hour).Add(-48 * time.Hour), now.Truncate(24 * time.Hour)}, // two whole days
+	} {
+		for _, tpl := range []string{"", "tpl_3"} {
+			rows, err := db.JobAnalytics(ctx, app.AnalyticsFilter{TeamID: u.PersonalTeamID, TemplateID: tpl, From: c.from, To: c.to})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := 0
+			for _, r := range rows {
+				got += r.Count
+			}
+			if want := hoursOnly(c.from, c.to, tpl); got != want || want == 0 {
+				t.Errorf("%v to %v, template %q: %d jobs, want %d", c.from, c.to, tpl, got, want)
+			}
+		}
+		stats, err := db.TemplateStats(ctx, u.PersonalTeamID, c.from, c.to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for _, s := range stats {
+			got += s.Count
+		}
+		if want := hoursOnly(c.from, c.to, ""); got != want {
+			t.Errorf("template stats %v to %v: %d jobs, want %d", c.from, c.to, got, want)
+		}
+		hours, _ := db.HourCounts(ctx, u.PersonalTeamID, c.from, c.to)
+		got = 0
+		for _, h := range hours {
+			got += h.Count
+		}
+		if want := hoursOnly(c.from, c.to, ""); got != want {
+			t.Errorf("hour counts %v to %v: %d jobs, want %d", c.from, c.to, got, want)
+		}
+	}
+	// FinishJob counts in all three.
+	j := &app.Job{ID: "job_new", TeamID: u.PersonalTeamID, TemplateID: "tpl_3", Status: app.StatusPending, Format: "pdf", Priority: 1, CreatedAt: now.Add(-49 * time.Hour)}
+	if err := db.CreateJobs(ctx, nil, j); err != nil {
+		t.Fatal(err)
+	}
+	db.StartJob(ctx, j.ID, now)
+	if _, err := db.FinishJob(ctx, j.ID, app.JobResult{Status: app.StatusCompleted, CompletedAt: now, DurationMS: 10}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`SELECT SUM(count) FROM job_stats WHERE team_id = ?`, `SELECT SUM(count) FROM job_stats_daily WHERE team_id = ?`, `SELECT SUM(count) FROM job_hours WHERE team_id = ?`,
+	} {
+		var n int
+		db.read.QueryRowContext(ctx, q, u.PersonalTeamID).Scan(&n)
+		if n != 5001 {
+			t.Errorf("%s: %d, want 5,001", q, n)
 		}
 	}
 }

@@ -61,9 +61,10 @@ func (db *DB) FindAPIKeyByID(ctx context.Context, teamID, id string) (*app.APIKe
 }
 
 // FindAPIKeyByHash finds a key of a live team by the hash of its text.
+// (`team_id IN (SELECT id FROM teams WHERE ...)` read every team.)
 func (db *DB) FindAPIKeyByHash(ctx context.Context, hash string) (*app.APIKey, error) {
 	return scanKey(db.read.QueryRowContext(ctx, `SELECT `+keyCols+` FROM api_keys
-		WHERE hash = ? AND team_id IN (SELECT id FROM teams WHERE deleted_at IS NULL)`, hash))
+		WHERE hash = ? AND EXISTS (SELECT 1 FROM teams WHERE teams.id = api_keys.team_id AND teams.deleted_at IS NULL)`, hash))
 }
 
 var keySort = map[string]string{"createdAt": "created_at", "updatedAt": "updated_at", "name": "name", "lastUsedAt": "last_used_at"}
@@ -246,9 +247,14 @@ func (db *DB) flushTouches(ctx context.Context) error {
 	return db.tx(ctx, func(*Tx) error { return nil })
 }
 
-// CountKeyDocuments counts completed documents generated with a key.
+// CountKeyDocuments returns how many documents a key generated: FinishJob
+// counts each completed job of the key (counting its jobs grew with its
+// history, and lost those the janitor purged).
 func (db *DB) CountKeyDocuments(ctx context.Context, teamID, id string) (int64, error) {
 	var n int64
-	err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs WHERE api_key_id = ? AND team_id = ? AND status = 'completed'`, id, teamID).Scan(&n)
+	err := db.read.QueryRowContext(ctx, `SELECT documents FROM api_keys WHERE id = ? AND team_id = ?`, id, teamID).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, app.ErrNotFound(app.ECodeKeyNotFound, "API key")
+	}
 	return n, err
 }

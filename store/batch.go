@@ -46,12 +46,14 @@ func (db *DB) FindBatchByID(ctx context.Context, teamID, id string) (*app.Batch,
 }
 
 // FindBatchJobs returns a batch's jobs in request order (rowid order).
+// Every lookup by batch_id also requires it not empty, or SQLite cannot
+// use the partial index jobs_batch and reads every job (issue 19).
 func (db *DB) FindBatchJobs(ctx context.Context, batchID string) ([]*app.Job, error) {
 	return findBatchJobs(ctx, db.read, batchID)
 }
 
 func findBatchJobs(ctx context.Context, q querier, batchID string) ([]*app.Job, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE batch_id = ? ORDER BY rowid`, batchID)
+	rows, err := q.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE batch_id = ? AND batch_id != '' ORDER BY rowid`, batchID)
 	if err != nil {
 		return nil, err
 	}

@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -95,8 +97,16 @@ func (db *DB) FindJobForWorker(ctx context.Context, id string) (*app.Job, error)
 	return scanJob(db.read.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, id))
 }
 
-// FindJobs lists a team's jobs, newest first.
-func (db *DB) FindJobs(ctx context.Context, f app.JobFilter) ([]*app.Job, int, error) {
+// jobListCols are jobCols without the variables and error details, which
+// no list or export shows and which can be large.
+var jobListCols = strings.NewReplacer("variables", "NULL", "error_info", "NULL").Replace(jobCols)
+
+// FindJobs lists a team's jobs, newest first: a page at an offset, or after
+// a cursor. Each filter has an index that yields the rows in order
+// (jobs_team_created, jobs_team_status, jobs_team_template,
+// jobs_team_status_template), so a page reads its rows and those it skips
+// in the index only; the total counts at most app.MaxCount rows.
+func (db *DB) FindJobs(ctx context.Context, f app.JobFilter) ([]*app.Job, app.ListInfo, error) {
 	where, args := []string{"team_id = ?"}, []any{f.TeamID}
 	if f.Status != "" {
 		where, args = append(where, "status = ?"), append(args, f.Status)
@@ -104,26 +114,85 @@ func (db *DB) FindJobs(ctx context.Context, f app.JobFilter) ([]*app.Job, int, e
 	if f.TemplateID != "" {
 		where, args = append(where, "template_id = ?"), append(args, f.TemplateID)
 	}
-	cond := strings.Join(where, " AND ")
-	var total int
-	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs WHERE `+cond, args...).Scan(&total); err != nil {
-		return nil, 0, err
+	var info app.ListInfo
+	var err error
+	if info.Total, info.Estimate, err = db.countUpTo(ctx, `SELECT 1 FROM jobs WHERE `+strings.Join(where, " AND "), args); err != nil {
+		return nil, info, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE `+cond+
-		` ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`, append(args, f.Page.Limit, f.Page.Offset())...)
+	offset := f.Page.Offset()
+	if f.Cursor != "" {
+		at, rowid, err := parseCursor(f.Cursor)
+		if err != nil {
+			return nil, info, err
+		}
+		where = append(where, "created_at <= ?", "NOT (created_at = ? AND rowid >= ?)")
+		args = append(args, at, at, rowid)
+		offset, info.FromCursor = 0, true
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+jobListCols+`, rowid FROM jobs WHERE `+strings.Join(where, " AND ")+
+		` ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`, append(args, f.Page.Limit+1, offset)...)
 	if err != nil {
-		return nil, 0, err
+		return nil, info, err
 	}
 	defer rows.Close()
 	list := []*app.Job{}
+	var last int64
 	for rows.Next() {
-		j, err := scanJob(rows)
+		if len(list) == f.Page.Limit {
+			info.More = true
+			break
+		}
+		j, err := scanJob(withRowid{rows, &last})
 		if err != nil {
-			return nil, 0, err
+			return nil, info, err
 		}
 		list = append(list, j)
 	}
-	return list, total, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, info, err
+	}
+	if info.More {
+		info.Next = makeCursor(ms(list[len(list)-1].CreatedAt), last)
+	}
+	if info.Estimate && !info.FromCursor {
+		info.Total = max(info.Total, offset+len(list)+boolInt(info.More))
+	}
+	return list, info, nil
+}
+
+// countUpTo counts the rows query selects, up to app.MaxCount: past it,
+// estimate is true and n is app.MaxCount.
+func (db *DB) countUpTo(ctx context.Context, query string, args []any) (n int, estimate bool, err error) {
+	err = db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+query+` LIMIT ?)`, append(args, app.MaxCount+1)...).Scan(&n)
+	if n > app.MaxCount {
+		return app.MaxCount, true, err
+	}
+	return n, false, err
+}
+
+// withRowid scans a row whose last column is its rowid.
+type withRowid struct {
+	scanner
+	rowid *int64
+}
+
+func (w withRowid) Scan(dest ...any) error { return w.scanner.Scan(append(dest, w.rowid)...) }
+
+// A cursor is the position of a list's last row in its order: its creation
+// time and rowid (the order of equal times), opaque to clients.
+func makeCursor(at, rowid int64) string {
+	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%d.%d", at, rowid))
+}
+
+func parseCursor(c string) (at, rowid int64, err error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		_, err = fmt.Sscanf(string(b), "%d.%d", &at, &rowid)
+	}
+	if err != nil {
+		return 0, 0, app.ErrInvalid("cursor", "cursor must be a meta.nextCursor of this list")
+	}
+	return at, rowid, nil
 }
 
 // StartJob marks a job processing unless it already ended.
@@ -174,6 +243,11 @@ func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events 
 		out.Ended, out.Job = true, j
 		if err := countJob(ctx, tx, j); err != nil {
 			return err
+		}
+		if j.Status == app.StatusCompleted && j.APIKeyID != "" {
+			if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET documents = documents + 1 WHERE id = ?`, j.APIKeyID); err != nil {
+				return err
+			}
 		}
 		if j.Status == app.StatusFailed {
 			if err := refundJob(ctx, tx, j); err != nil {
@@ -287,7 +361,7 @@ func (db *DB) ExportJobs(ctx context.Context, f app.ExportFilter, fn func(*app.J
 	if f.To != nil {
 		where, args = append(where, "created_at < ?"), append(args, ms(*f.To))
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE `+strings.Join(where, " AND ")+` ORDER BY created_at, rowid`, args...)
+	rows, err := db.read.QueryContext(ctx, `SELECT `+jobListCols+` FROM jobs WHERE `+strings.Join(where, " AND ")+` ORDER BY created_at, rowid`, args...)
 	if err != nil {
 		return err
 	}
@@ -308,14 +382,14 @@ func (db *DB) ExportJobs(ctx context.Context, f app.ExportFilter, fn func(*app.J
 func (db *DB) QueueCounts(ctx context.Context, teamID string, now time.Time) (*app.QueueStats, error) {
 	var st app.QueueStats
 	var oldest sql.NullInt64
-	hour := ms(now.Add(-time.Hour))
+	// jobs_team_ended finds the last hour's ends of the team alone.
 	err := db.read.QueryRowContext(ctx, `SELECT
 		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'pending'),
 		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'processing'),
-		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'completed' AND created_at >= ?3 AND completed_at >= ?2),
-		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'failed' AND created_at >= ?3 AND completed_at >= ?2),
+		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'completed' AND completed_at >= ?2),
+		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'failed' AND completed_at >= ?2),
 		(SELECT MIN(created_at) FROM jobs WHERE team_id = ?1 AND status = 'pending')`,
-		teamID, hour, ms(now.Add(-7*24*time.Hour))).Scan(&st.Pending, &st.Processing, &st.CompletedLastHour, &st.FailedLastHour, &oldest)
+		teamID, ms(now.Add(-time.Hour))).Scan(&st.Pending, &st.Processing, &st.CompletedLastHour, &st.FailedLastHour, &oldest)
 	if err != nil {
 		return nil, err
 	}
@@ -347,24 +421,6 @@ func (db *DB) ExpiredFiles(ctx context.Context, now time.Time, limit int) ([]*ap
 func (db *DB) ClearFile(ctx context.Context, id string) error {
 	_, err := db.write.ExecContext(ctx, `UPDATE jobs SET file_path = '', file_size = 0 WHERE id = ?`, id)
 	return err
-}
-
-// PurgeJobs deletes ended job records past their retention, and batches
-// whose jobs are all gone.
-func (db *DB) PurgeJobs(ctx context.Context, completedBefore, failedBefore time.Time) (int, error) {
-	var n int64
-	err := db.tx(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE (status = 'completed' AND completed_at < ?) OR (status = 'failed' AND completed_at < ?)`,
-			ms(completedBefore), ms(failedBefore))
-		if err != nil {
-			return err
-		}
-		n, _ = res.RowsAffected()
-		_, err = tx.ExecContext(ctx, `DELETE FROM batches WHERE status != 'processing' AND completed_at < ?
-			AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.batch_id = batches.id)`, ms(completedBefore))
-		return err
-	})
-	return int(n), err
 }
 
 // UnfinishedJobIDs lists pending and processing jobs created before

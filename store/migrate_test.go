@@ -28,7 +28,9 @@ func migrationNames(t *testing.T) []string {
 // reservedMigrations are numbers handed to work on other branches: until
 // it lands, a later number may follow the gap. Drop an entry once its file
 // is in.
-var reservedMigrations = map[string]bool{"0011": true, "0012": true}
+// 0011 was handed out and never used: the branches of 2026-11-25 landed
+// 0012 and 0013, so it stays a gap.
+var reservedMigrations = map[string]bool{"0011": true}
 
 // TestMigrationNumbering keeps the files NNNN_name.sql, numbered 1, 2, 3...
 // without gaps (other than reserved numbers) or duplicates (two branches
@@ -101,8 +103,12 @@ func TestMigrateFromPreviousVersion(t *testing.T) {
 		{`INSERT INTO templates (id, team_id, short_id, slug, name, template_type, output_formats, schema, variables, constants, calculated_variables, created_by, created_at, updated_at)
 			VALUES ('tpl_1', 'team_1', 'etpl_1', 'old', 'Old', 'attachment', '["pdf"]', '{"sections":[]}', '[]', '{}', '[]', 'usr_1', ?, ?)`, []any{ms, ms}},
 		{`INSERT INTO jobs (id, team_id, template_id, status, format, priority, variables, created_at) VALUES ('job_queued', 'team_1', 'tpl_1', 'pending', 'pdf', 1, '{"a":1}', ?)`, []any{ms}},
-		{`INSERT INTO jobs (id, team_id, template_id, status, format, priority, file_path, file_size, created_at, completed_at, expires_at)
-			VALUES ('job_done', 'team_1', 'tpl_1', 'completed', 'pdf', 1, 'team_1/job_done.pdf', 10, ?, ?, ?)`, []any{ms, ms, ms + 3600_000}},
+		{`INSERT INTO jobs (id, team_id, template_id, status, format, priority, file_path, file_size, created_at, completed_at, expires_at, api_key_id)
+			VALUES ('job_done', 'team_1', 'tpl_1', 'completed', 'pdf', 1, 'team_1/job_done.pdf', 10, ?, ?, ?, 'key_1')`, []any{ms, ms, ms + 3600_000}},
+		{`INSERT INTO api_keys (id, team_id, name, key_type, key_prefix, hash, permissions, is_active, created_by, created_at, updated_at)
+			VALUES ('key_1', 'team_1', 'Old', 'secret', 'svc_sk_x...', 'h', '[]', 1, 'usr_1', ?, ?)`, []any{ms, ms}},
+		{`INSERT INTO job_stats (team_id, slot, template_id, status, format, count, duration_sum, duration_count) VALUES ('team_1', ?, 'tpl_1', 'completed', 'pdf', 1, 5, 1)`,
+			[]any{ms / 3600_000}},
 		{`INSERT INTO webhook_subscriptions (id, team_id, url, events, enabled, secret, created_at, updated_at) VALUES ('whk_1', 'team_1', 'https://example.com/h', '["document.generated"]', 1, 's', ?, ?)`, []any{ms, ms}},
 		{`INSERT INTO webhook_deliveries (id, subscription_id, team_id, event_id, event, payload, status, max_attempts, created_at)
 			VALUES ('dlv_1', 'whk_1', 'team_1', 'evt_1', 'document.generated', '{}', 'pending', 4, ?)`, []any{ms}},
@@ -132,6 +138,23 @@ func TestMigrateFromPreviousVersion(t *testing.T) {
 	if err != nil || done.Status != app.StatusCompleted || done.FileSize != 10 || done.RequestID != "" {
 		t.Fatalf("finished job after upgrade: %+v %v", done, err)
 	}
+	if n, err := db.CountKeyDocuments(ctx, "team_1", "key_1"); err != nil || n != 1 {
+		t.Fatalf("documents of the key after upgrade: %d %v", n, err)
+	}
+	analytics := func() int {
+		rows, err := db.JobAnalytics(ctx, app.AnalyticsFilter{TeamID: "team_1", From: now.Add(-72 * time.Hour), To: now.Add(time.Hour)})
+		n := 0
+		for _, r := range rows {
+			n += r.Count
+		}
+		if hours, _ := db.HourCounts(ctx, "team_1", now.Add(-72*time.Hour), now.Add(time.Hour)); len(hours) != 1 || hours[0].Count != n || err != nil {
+			t.Fatalf("hour counts %+v for %d jobs, %v", hours, n, err)
+		}
+		return n
+	}
+	if n := analytics(); n != 1 {
+		t.Fatalf("analytics after upgrade: %d jobs, want 1", n)
+	}
 	if ids, err := db.UnfinishedJobIDs(ctx, time.Time{}); err != nil || len(ids) != 1 || ids[0] != "job_queued" {
 		t.Fatalf("unfinished jobs after upgrade: %v %v", ids, err)
 	}
@@ -141,6 +164,9 @@ func TestMigrateFromPreviousVersion(t *testing.T) {
 	}
 	if out, err := db.FinishJob(ctx, j.ID, app.JobResult{Status: app.StatusCompleted, CompletedAt: now}, nil); err != nil || !out.Ended {
 		t.Fatalf("queued job cannot finish after upgrade: %+v %v", out, err)
+	}
+	if n := analytics(); n != 2 {
+		t.Fatalf("analytics after a job ended: %d jobs, want 2", n)
 	}
 	if d, err := db.FindDelivery(ctx, "dlv_1"); err != nil || d.Status != app.DeliveryPending {
 		t.Fatalf("delivery after upgrade: %+v %v", d, err)

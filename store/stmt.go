@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"sync/atomic"
 )
 
 // maxCachedStatements bounds the statement cache of a pool: queries are
@@ -53,6 +54,7 @@ func (p *pool) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 
 // QueryContext runs query as a cached prepared statement.
 func (p *pool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	trace(query, len(args))
 	s, err := p.stmt(ctx, query)
 	if err != nil || s == nil {
 		return p.DB.QueryContext(ctx, query, args...)
@@ -62,6 +64,7 @@ func (p *pool) QueryContext(ctx context.Context, query string, args ...any) (*sq
 
 // QueryRowContext runs query as a cached prepared statement.
 func (p *pool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	trace(query, len(args))
 	s, err := p.stmt(ctx, query)
 	if err != nil || s == nil {
 		return p.DB.QueryRowContext(ctx, query, args...)
@@ -71,11 +74,22 @@ func (p *pool) QueryRowContext(ctx context.Context, query string, args ...any) *
 
 // ExecContext runs query as a cached prepared statement.
 func (p *pool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	trace(query, len(args))
 	s, err := p.stmt(ctx, query)
 	if err != nil || s == nil {
 		return p.DB.ExecContext(ctx, query, args...)
 	}
 	return s.ExecContext(ctx, args...)
+}
+
+// traceQuery, when set, is told every statement run through a pool or a
+// Tx, with its number of arguments (TraceQueries).
+var traceQuery atomic.Pointer[func(query string, args int)]
+
+func trace(query string, args int) {
+	if fn := traceQuery.Load(); fn != nil {
+		(*fn)(query, args)
+	}
 }
 
 // Close closes the cached statements and the pool.
@@ -120,6 +134,7 @@ func (tx *Tx) cached(query string) *sql.Stmt {
 // when a write in it is interrupted, and a transaction carries the writes
 // of several callers (DB.tx).
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	trace(query, len(args))
 	ctx = context.WithoutCancel(ctx)
 	if s := tx.cached(query); s != nil {
 		return tx.Tx.StmtContext(ctx, s).QueryContext(ctx, args...)
@@ -129,6 +144,7 @@ func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql
 
 // QueryRowContext runs query within the transaction (never cancelled).
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	trace(query, len(args))
 	ctx = context.WithoutCancel(ctx)
 	if s := tx.cached(query); s != nil {
 		return tx.Tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
@@ -138,6 +154,7 @@ func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *s
 
 // ExecContext runs query within the transaction (never cancelled).
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	trace(query, len(args))
 	ctx = context.WithoutCancel(ctx)
 	if s := tx.cached(query); s != nil {
 		return tx.Tx.StmtContext(ctx, s).ExecContext(ctx, args...)

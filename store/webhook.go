@@ -353,25 +353,3 @@ func (db *DB) PendingDeliveries(ctx context.Context) ([]*app.Delivery, error) {
 	}
 	return out, rows.Err()
 }
-
-// DeleteWebhookHistory removes dispatched events and ended (successful or
-// failed) deliveries created before a time.
-func (db *DB) DeleteWebhookHistory(ctx context.Context, before time.Time) (int, error) {
-	n := 0
-	err := db.tx(ctx, func(tx *Tx) error {
-		n = 0
-		for _, q := range []string{
-			`DELETE FROM events WHERE dispatched = 1 AND created_at < ?`,
-			`DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ?`,
-		} {
-			res, err := tx.ExecContext(ctx, q, ms(before))
-			if err != nil {
-				return err
-			}
-			k, _ := res.RowsAffected()
-			n += int(k)
-		}
-		return nil
-	})
-	return n, err
-}

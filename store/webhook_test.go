@@ -109,9 +109,9 @@ func TestWebhookOutboxAndRetention(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n, err := db.DeleteWebhookHistory(ctx, time.Now().UTC().Add(-app.WebhookRetention))
-	if err != nil || n != 3 { // gen and stuck events, the old successful delivery
-		t.Fatalf("deleted %d rows, %v; want 3", n, err)
+	st, err := db.DeleteWebhookHistory(ctx, time.Now().UTC().Add(-app.WebhookRetention))
+	if err != nil || st.Total() != 3 || st.Deleted["events"] != 2 { // gen and stuck events, the old successful delivery
+		t.Fatalf("deleted %v, %v; want 2 events and 1 delivery", st.Deleted, err)
 	}
 	left, _ := db.FindDeliveries(ctx, team, sub.ID, 10)
 	if len(left) != 2 || left[0].ID != recentDels[0].ID || left[1].ID != stuckDels[0].ID {

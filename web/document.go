@@ -57,11 +57,12 @@ func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	jobs, total, err := s.Documents.FindJobs(r.Context(), app.JobFilter{Status: q.Get("status"), TemplateID: q.Get("templateId"), Page: pg})
+	jobs, info, err := s.Documents.FindJobs(r.Context(), app.JobFilter{Status: q.Get("status"), TemplateID: q.Get("templateId"), Page: pg,
+		Cursor: q.Get("cursor")})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, list{Data: jobs, Meta: app.NewMeta(pg, total)})
+	writeJSON(w, http.StatusOK, list{Data: jobs, Meta: info.Meta(pg)})
 	return nil
 }
 

@@ -190,10 +190,10 @@ func (s *Server) handleActivity(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	items, total, err := s.Teams.FindActivities(r.Context(), pg)
+	items, info, err := s.Teams.FindActivities(r.Context(), pg)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, list{Data: items, Meta: app.NewMeta(pg, total)})
+	writeJSON(w, http.StatusOK, list{Data: items, Meta: info.Meta(pg)})
 	return nil
 }

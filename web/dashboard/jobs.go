@@ -19,11 +19,11 @@ var jobStatuses = []string{app.StatusPending, app.StatusProcessing, app.StatusCo
 func (d *Dashboard) jobList(c *call) error {
 	pg := pageOf(c, 25)
 	status := c.r.URL.Query().Get("status")
-	jobs, total, err := d.Documents.FindJobs(c.r.Context(), app.JobFilter{Status: status, TemplateID: c.r.URL.Query().Get("template"), Page: pg})
+	jobs, info, err := d.Documents.FindJobs(c.r.Context(), app.JobFilter{Status: status, TemplateID: c.r.URL.Query().Get("template"), Page: pg})
 	if err != nil {
 		return err
 	}
-	data := map[string]any{"Jobs": jobs, "Status": status, "Statuses": jobStatuses, "Pager": newPager(c, pg, total),
+	data := map[string]any{"Jobs": jobs, "Status": status, "Statuses": jobStatuses, "Pager": listPager(c, pg, info),
 		"Names": d.templateNames(c.r.Context(), jobs), "Refresh": c.r.URL.Query().Get("refresh") != "off"}
 	block := "layout"
 	if c.r.URL.Query().Get("fragment") == "1" {

@@ -299,6 +299,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // pager is the pagination bar of a list.
 type pager struct {
 	Page, TotalPages, Total int
+	Estimate                bool // Total is a lower bound (app.MaxCount)
 	Prev, Next              string
 }
 
@@ -318,12 +319,20 @@ func pageOf(c *call, limit int, param ...string) app.Page {
 
 // newPager links the neighbouring pages, keeping the other query parameters.
 func newPager(c *call, pg app.Page, total int, param ...string) *pager {
+	return metaPager(c, app.NewMeta(pg, total), param...)
+}
+
+// listPager is newPager for a list whose total may be a lower bound.
+func listPager(c *call, pg app.Page, info app.ListInfo) *pager {
+	return metaPager(c, info.Meta(pg))
+}
+
+func metaPager(c *call, m app.Meta, param ...string) *pager {
 	name := "page"
 	if len(param) > 0 {
 		name = param[0]
 	}
-	m := app.NewMeta(pg, total)
-	p := &pager{Page: m.Page, TotalPages: max(m.TotalPages, 1), Total: total}
+	p := &pager{Page: m.Page, TotalPages: max(m.TotalPages, 1), Total: m.Total, Estimate: m.TotalIsEstimate}
 	link := func(n int) string {
 		q := c.r.URL.Query()
 		q.Set(name, strconv.Itoa(n))

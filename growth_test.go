@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"folio/app"
+	"folio/store"
+)
+
+// purgeStarted tells when the janitor's job retention begins.
+type purgeStarted struct {
+	app.JobStore
+	once    *sync.Once
+	started chan struct{}
+}
+
+func (p purgeStarted) PurgeJobs(ctx context.Context, completedBefore, failedBefore time.Time) (app.SweepStats, error) {
+	p.once.Do(func() { close(p.started) })
+	return p.JobStore.PurgeJobs(ctx, completedBefore, failedBefore)
+}
+
+// TestShutdownDuringRetention stops the server while the start-up janitor
+// purges a grown history (issue 19: SIGTERM waited for the whole pass,
+// minutes at 1M jobs, until kill -9). Close returns within the shutdown
+// grace, and the pass says it stopped part way.
+func TestShutdownDuringRetention(t *testing.T) {
+	if testing.Short() {
+		t.Skip("grows 60,000 jobs")
+	}
+	data := t.TempDir()
+	db, err := store.Open(t.Context(), filepath.Join(data, "folio.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Grow(t.Context(), db, store.GrowOptions{Jobs: 60_000, Teams: 10, Days: 90, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	started := make(chan struct{})
+	testHookDocuments = func(s *app.DocumentService) { s.Jobs = purgeStarted{s.Jobs, &sync.Once{}, started} }
+	defer func() { testHookDocuments = nil }()
+	var logs syncBuffer
+	m := &Main{Config: Config{Data: data}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	const grace = 3 * time.Second
+	startMain(t, m, func(c *Config) { c.ShutdownGrace = grace })
+	select {
+	case <-started:
+	case <-time.After(time.Minute):
+		t.Fatal("the janitor did not start")
+	}
+	time.Sleep(20 * time.Millisecond) // a step or two
+	t0 := time.Now()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(t0); d > grace {
+		t.Fatalf("Close took %v, more than the %v grace", d, grace)
+	}
+	var line string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, "janitor: job retention") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "context canceled") || !strings.Contains(line, "transactions=") {
+		t.Fatalf("the retention pass did not stop part way; its line: %q", line)
+	}
+}

@@ -1,0 +1,89 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"folio/app"
+)
+
+// mustGrow grows a new database with n jobs across teams small teams.
+func mustGrow(tb testing.TB, n, teams int) (*DB, *GrowResult) {
+	tb.Helper()
+	db := mustDB(tb)
+	res, err := Grow(context.Background(), db, GrowOptions{Jobs: n, Teams: teams, Days: 90, Seed: 1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return db, res
+}
+
+func TestGrowWritesAConsistentHistory(t *testing.T) {
+	ctx := context.Background()
+	db, res := mustGrow(t, 10_000, 50)
+	count := func(q string, args ...any) int64 {
+		t.Helper()
+		var n int64
+		if err := db.read.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	for _, c := range []struct {
+		what      string
+		got, want int64
+	}{
+		{"jobs", count(`SELECT COUNT(*) FROM jobs`), 10_000},
+		{"jobs counted", res.Counts["jobs"], 10_000},
+		{"teams", count(`SELECT COUNT(*) FROM teams`), 1 + 50 + 6}, // big, small, personal teams of the big team's people
+		{"the big team's share", count(`SELECT COUNT(*) FROM jobs WHERE team_id = ?`, res.BigTeamID) / 1000, 9},
+		{"jobs in batches", count(`SELECT COUNT(*) FROM jobs WHERE batch_id != ''`), count(`SELECT SUM(total) FROM batches`)},
+		{"batch counts", count(`SELECT SUM(completed + failed) FROM batches`), count(`SELECT SUM(total) FROM batches`)},
+		{"the 100-document batch", count(`SELECT COUNT(*) FROM jobs WHERE batch_id = ? AND batch_id != ''`, res.BatchID), 100},
+		{"hourly statistics", count(`SELECT SUM(count) FROM job_stats`), 10_000},
+		{"monthly usage", count(`SELECT SUM(documents) FROM usage`), count(`SELECT COUNT(*) FROM jobs WHERE status = 'completed'`)},
+		{"a delivery per event", count(`SELECT COUNT(*) FROM webhook_deliveries`), count(`SELECT COUNT(*) FROM events`)},
+		{"unfinished jobs", count(`SELECT COUNT(*) FROM jobs WHERE status IN ('pending', 'processing')`), 0},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %d, want %d", c.what, c.got, c.want)
+		}
+	}
+	if n := count(`SELECT COUNT(*) FROM jobs WHERE status = 'failed'`); n < 300 || n > 700 {
+		t.Errorf("%d failed jobs of 10,000, want about 5 %%", n)
+	}
+	if n := count(`SELECT COUNT(*) FROM webhook_deliveries`); n < 1000 {
+		t.Errorf("%d deliveries, want some for a quarter of the subscribed teams' jobs", n)
+	}
+	if n := count(`SELECT COUNT(*) FROM jobs WHERE file_path != '' AND expires_at < ?`, ms(time.Now())); n == 0 {
+		t.Error("no expired file waits for the janitor")
+	}
+	// The result signs in: the key is the big team's, the job is its.
+	k, err := db.FindAPIKeyByHash(ctx, app.HashToken(res.APIKey))
+	if err != nil || k.TeamID != res.BigTeamID {
+		t.Fatalf("API key: %+v, %v", k, err)
+	}
+	if _, err := db.FindJobByID(ctx, res.BigTeamID, res.JobID); err != nil {
+		t.Fatalf("recent job: %v", err)
+	}
+	if _, err := db.FindSubscription(ctx, res.BigTeamID, res.SubscriptionID); err != nil {
+		t.Fatalf("subscription: %v", err)
+	}
+	if len(res.TemplateIDs) != 20 {
+		t.Fatalf("%d templates of the big team, want 20", len(res.TemplateIDs))
+	}
+	// Grow writes new data sets only.
+	if _, err := Grow(ctx, db, GrowOptions{Jobs: 10}); err == nil {
+		t.Fatal("grew a database that already held teams")
+	}
+	path := filepath.Join(t.TempDir(), GrowResultFile)
+	if err := SaveGrowResult(path, res); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadGrowResult(path)
+	if err != nil || back.APIKey != res.APIKey {
+		t.Fatalf("LoadGrowResult: %+v, %v", back, err)
+	}
+}

@@ -1,0 +1,178 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"folio/app"
+)
+
+// Maintenance deletes in steps (docs/performance.md, Growth). One DELETE
+// over a long history held SQLite's only write connection for minutes
+// (issue 19): every request that writes waited behind it, and shutdown
+// with it. Each step here is a transaction of its own through the writer,
+// deleting at most stepRows rows found through an index, so the writes
+// queued meanwhile run between two steps; the context is checked between
+// steps, so shutdown stops a pass within one step.
+
+// Bounds of a step's size: it starts at stepFirst rows and doubles or
+// halves to take about stepTarget.
+const (
+	stepFirst  = 500
+	stepMin    = 50
+	stepMax    = 5000
+	stepTarget = 20 * time.Millisecond
+)
+
+// testHookStep, when set, is told the number of each step as it ends.
+var testHookStep func(n int)
+
+// stepper runs the steps of one pass and keeps its figures.
+type stepper struct {
+	db    *DB
+	stats app.SweepStats
+	rows  int // the next step's size
+}
+
+func (db *DB) newStepper() *stepper { return &stepper{db: db, rows: stepFirst} }
+
+// run runs fn, which deletes at most limit rows of table and returns how
+// many, in one write transaction, and adapts the next step's size to how
+// long this one took.
+func (s *stepper) run(ctx context.Context, table string, fn func(tx *Tx, limit int) (int, error)) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, limit := 0, s.rows
+	var t0 time.Time
+	err := s.db.tx(ctx, func(tx *Tx) error {
+		t0 = time.Now() // the transaction has begun: the time to its commit is the writer's
+		var err error
+		n, err = fn(tx, limit)
+		return err
+	})
+	d := time.Since(t0)
+	if err != nil {
+		return 0, err
+	}
+	s.stats.Count(table, n, d)
+	if testHookStep != nil {
+		testHookStep(s.stats.Transactions)
+	}
+	switch {
+	case d < stepTarget/2 && n == limit:
+		s.rows = min(limit*2, stepMax)
+	case d > stepTarget*3/2:
+		s.rows = max(limit/2, stepMin)
+	}
+	return n, nil
+}
+
+// deleteAll runs the DELETE query, whose last argument is the step's row
+// limit, until a step deletes fewer rows than its limit.
+func (s *stepper) deleteAll(ctx context.Context, table, query string, args ...any) error {
+	for {
+		var limit int
+		n, err := s.run(ctx, table, func(tx *Tx, l int) (int, error) {
+			limit = l
+			res, err := tx.ExecContext(ctx, query, append(args, l)...)
+			if err != nil {
+				return 0, err
+			}
+			k, _ := res.RowsAffected()
+			return int(k), nil
+		})
+		if err != nil || n < limit {
+			return err
+		}
+	}
+}
+
+func (s *stepper) done(start time.Time) app.SweepStats {
+	s.stats.Duration = time.Since(start)
+	if s.stats.Deleted == nil {
+		s.stats.Deleted = map[string]int{}
+	}
+	return s.stats
+}
+
+// PurgeJobs deletes ended job records past their retention, and ended
+// batches whose jobs are all gone, in steps.
+func (db *DB) PurgeJobs(ctx context.Context, completedBefore, failedBefore time.Time) (app.SweepStats, error) {
+	start := time.Now()
+	s := db.newStepper()
+	for _, p := range []struct {
+		status string
+		before time.Time
+	}{{app.StatusCompleted, completedBefore}, {app.StatusFailed, failedBefore}} {
+		if err := s.deleteAll(ctx, "jobs", `DELETE FROM jobs WHERE rowid IN
+			(SELECT rowid FROM jobs WHERE status = ? AND completed_at < ? LIMIT ?)`, p.status, ms(p.before)); err != nil {
+			return s.done(start), err
+		}
+	}
+	err := db.purgeBatches(ctx, s, completedBefore)
+	return s.done(start), err
+}
+
+// purgeBatches deletes the batches that ended before a time and have no
+// job left. It walks them in the order they ended, a window at a time:
+// the window is read on a reader, and a step deletes those of it whose
+// jobs are gone (the jobs_batch lookup requires batch_id not empty to use
+// the partial index). Batches that still have jobs (failed ones are kept
+// longer) are passed over.
+func (db *DB) purgeBatches(ctx context.Context, s *stepper, before time.Time) error {
+	var at, rowid int64 = -1, 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rows, err := db.read.QueryContext(ctx, `SELECT rowid, id, completed_at FROM batches WHERE status != 'processing' AND completed_at < ?
+			AND (completed_at, rowid) > (?, ?) ORDER BY completed_at, rowid LIMIT ?`, ms(before), at, rowid, s.rows)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&rowid, &id, &at); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		list, _ := json.Marshal(ids)
+		if _, err := s.run(ctx, "batches", func(tx *Tx, _ int) (int, error) {
+			res, err := tx.ExecContext(ctx, `DELETE FROM batches WHERE id IN (SELECT value FROM json_each(?)) AND status != 'processing'
+				AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.batch_id = batches.id AND jobs.batch_id != '')`, string(list))
+			if err != nil {
+				return 0, err
+			}
+			n, _ := res.RowsAffected()
+			return int(n), nil
+		}); err != nil {
+			return err
+		}
+	}
+}
+
+// DeleteWebhookHistory removes dispatched events and ended (successful or
+// failed) deliveries created before a time, in steps.
+func (db *DB) DeleteWebhookHistory(ctx context.Context, before time.Time) (app.SweepStats, error) {
+	start := time.Now()
+	s := db.newStepper()
+	err := s.deleteAll(ctx, "events", `DELETE FROM events WHERE rowid IN
+		(SELECT rowid FROM events WHERE created_at < ? AND dispatched = 1 LIMIT ?)`, ms(before))
+	if err == nil {
+		err = s.deleteAll(ctx, "webhook_deliveries", `DELETE FROM webhook_deliveries WHERE rowid IN
+			(SELECT rowid FROM webhook_deliveries WHERE created_at < ? AND status <> 'pending' LIMIT ?)`, ms(before))
+	}
+	return s.done(start), err
+}

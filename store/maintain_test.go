@@ -1,0 +1,124 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"folio/app"
+)
+
+// TestWritesAnswerDuringRetention runs the janitor's job retention over a
+// grown history of 100,000 jobs (90 days: most are past their 7 days)
+// while another goroutine keeps writing jobs, as requests do. The pass
+// must take many short transactions and the writes must go between them:
+// some answer before the pass ends, and none fails. (Not a latency
+// threshold: this machine's speed varies; docs/performance.md has the
+// figures of a pass over 1M and 10M jobs.)
+func TestWritesAnswerDuringRetention(t *testing.T) {
+	if testing.Short() {
+		t.Skip("grows 100,000 jobs")
+	}
+	ctx := context.Background()
+	db, res := mustGrow(t, 100_000, 100)
+	var before int
+	db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs`).Scan(&before)
+
+	var purgeDone atomic.Bool
+	var wg sync.WaitGroup
+	var writes, writesDuring int
+	var longestWrite time.Duration
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			now := time.Now().UTC()
+			j := &app.Job{ID: app.NewID("job"), TeamID: res.BigTeamID, TemplateID: res.TemplateIDs[0], Status: app.StatusPending, Format: "pdf",
+				Priority: app.PrioritySingle, CreatedAt: now}
+			t0 := time.Now()
+			if err := db.CreateJobs(ctx, nil, j); err != nil {
+				t.Errorf("write %d: %v", i, err)
+				return
+			}
+			longestWrite = max(longestWrite, time.Since(t0))
+			writes++
+			if !purgeDone.Load() {
+				writesDuring++
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	time.Sleep(20 * time.Millisecond) // the writer is busy before the pass begins
+	now := time.Now().UTC()
+	st, err := db.PurgeJobs(ctx, now.Add(-app.CompletedJobRetention), now.Add(-app.FailedJobRetention))
+	purgeDone.Store(true)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var after int
+	db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs`).Scan(&after)
+	t.Logf("purged %v in %d transactions (longest %v) in %v; %d writes, %d during the pass, the longest %v",
+		st.Deleted, st.Transactions, st.Longest, st.Duration, writes, writesDuring, longestWrite)
+	if st.Deleted["jobs"] < before/2 || after != before+writes-st.Deleted["jobs"] {
+		t.Fatalf("purged %d of %d jobs, %d left after %d writes", st.Deleted["jobs"], before, after, writes)
+	}
+	if st.Deleted["batches"] == 0 {
+		t.Fatal("no batch purged")
+	}
+	if min := st.Deleted["jobs"] / stepMax; st.Transactions < min {
+		t.Fatalf("%d transactions for %d jobs: steps of more than %d rows", st.Transactions, st.Deleted["jobs"], stepMax)
+	}
+	if writesDuring < 2 {
+		t.Fatalf("%d writes answered during the pass: they waited for it", writesDuring)
+	}
+	// No batch is left without jobs, and none that has some went.
+	var orphans, lost int
+	db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM batches WHERE completed_at < ? AND NOT EXISTS
+		(SELECT 1 FROM jobs WHERE jobs.batch_id = batches.id AND jobs.batch_id != '')`, ms(now.Add(-app.CompletedJobRetention))).Scan(&orphans)
+	db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs WHERE batch_id != '' AND NOT EXISTS
+		(SELECT 1 FROM batches WHERE batches.id = jobs.batch_id)`).Scan(&lost)
+	if orphans != 0 || lost != 0 {
+		t.Fatalf("%d ended batches without jobs kept, %d jobs whose batch went", orphans, lost)
+	}
+
+	// The webhook history goes the same way.
+	wh, err := db.DeleteWebhookHistory(ctx, now.Add(-app.WebhookRetention))
+	if err != nil || wh.Deleted["events"] == 0 || wh.Deleted["events"] != wh.Deleted["webhook_deliveries"] || wh.Transactions < 2 {
+		t.Fatalf("webhook history: %+v, %v", wh, err)
+	}
+}
+
+// TestRetentionStopsWithItsContext: shutdown cancels the janitor's context
+// and the pass ends after the step it is in, with what it did so far.
+func TestRetentionStopsWithItsContext(t *testing.T) {
+	if testing.Short() {
+		t.Skip("grows 20,000 jobs")
+	}
+	db, _ := mustGrow(t, 20_000, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	testHookStep = func(n int) {
+		if n == 3 {
+			cancel()
+		}
+	}
+	defer func() { testHookStep = nil }()
+	now := time.Now().UTC()
+	st, err := db.PurgeJobs(ctx, now, now)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("PurgeJobs after cancel: %v", err)
+	}
+	if st.Transactions != 3 || st.Deleted["jobs"] == 0 {
+		t.Fatalf("stopped after %d transactions (%v), want 3", st.Transactions, st.Deleted)
+	}
+}

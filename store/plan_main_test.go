@@ -1,0 +1,25 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+)
+
+// TestMain runs the store's tests tracing every statement they run, then
+// checks that none of them scans a table of the history (CheckPlan): a
+// query added later cannot silently become a full scan.
+func TestMain(m *testing.M) {
+	var set QuerySet
+	stop := TraceQueries(set.Add)
+	code := m.Run()
+	stop()
+	if code == 0 {
+		if err := set.Report(context.Background(), os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
