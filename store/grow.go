@@ -335,7 +335,7 @@ func (g *grower) keysAndTemplates(ctx context.Context, t *growTeam, keys, templa
 		id := g.id("tpl", 20)
 		t.templates = append(t.templates, id)
 		name := fmt.Sprintf("Invoice %d", i+1)
-		if err := g.exec(ctx, "templates", `INSERT INTO templates (`+templateInsertCols+`) VALUES (?, ?, ?, ?, ?, '', 'attachment', '["pdf","xlsx"]', ?, ?, '{}', '[]', NULL, 0, NULL, ?, ?, ?)`,
+		if err := g.exec(ctx, "templates", `INSERT INTO templates (`+templateInsertCols+`) VALUES (?, ?, ?, ?, ?, '', 'attachment', '["pdf","xlsx"]', ?, ?, '{}', '[]', '{}', NULL, 0, NULL, ?, ?, ?)`,
 			id, t.id, "etpl_"+g.chars(12), app.Slugify(name), name, growSchema, growVariables, t.owner, ms(at), ms(at)); err != nil {
 			return err
 		}

@@ -72,15 +72,17 @@ func TestMigrateFromEmpty(t *testing.T) {
 	}
 }
 
-// TestMigrateFromPreviousVersion builds a database at the schema before the
-// newest migration, writes the records a running server has (an account,
+// TestMigrateFromPreviousVersion builds a database at the schema of the
+// last release, writes the records a running server has (an account,
 // a template, a queued and a finished job, a webhook delivery), then opens
 // it with every migration: the upgrade keeps every record readable through
 // the current code, and the queued job still runs.
 func TestMigrateFromPreviousVersion(t *testing.T) {
 	ctx := context.Background()
 	names := migrationNames(t)
-	prev := names[len(names)-2]
+	// The schema of the last release (the session of 2026-11-25 added
+	// 0010, 0012 and 0013 at once; their backfills must run on real rows).
+	prev := "migrations/0009_request_ids.sql"
 	path := filepath.Join(t.TempDir(), "folio.db")
 	old, err := open(ctx, path, prev)
 	if err != nil {
