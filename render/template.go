@@ -43,7 +43,7 @@ type compiler struct {
 	depth      depth
 	styles     fontStyle
 	images     map[string]*literalImage // literal images by source
-	objects    []objectAt // every schema object read, for unknown keys
+	objects    []objectAt               // every schema object read, for unknown keys
 }
 
 func (c *compiler) compileExpr(path, src string) *expression {
