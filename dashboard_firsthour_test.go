@@ -107,10 +107,11 @@ func selectText(field, after, text string) chromedp.Action[chromedp.Void] {
 		cm.setSelection(cm.posFromIndex(i), cm.posFromIndex(i + %s.length)); cm.scrollIntoView(cm.posFromIndex(i), 120); cm.focus();`, x, a, x, x)))
 }
 
-// lintLines returns the lines (from 0) a code field marks as errors.
-func lintLines(b *browser, field string) []int {
+// lintLines returns the lines (from 0) a code field marks with severity
+// ("error" or "warning").
+func lintLines(b *browser, field, severity string) []int {
 	b.t.Helper()
-	return get(b, "lint marks", chromedp.Evaluate[[]int](cmJS(field, `return cm.getAllMarks().filter((m) => (m.className || "").includes("CodeMirror-lint-mark-error")).map((m) => m.find().from.line);`)))
+	return get(b, "lint marks", chromedp.Evaluate[[]int](cmJS(field, fmt.Sprintf(`return cm.getAllMarks().filter((m) => (m.className || "").includes("CodeMirror-lint-mark-%s")).map((m) => m.find().from.line);`, severity))))
 }
 
 func firstHour(t *testing.T, w, h int64) {
@@ -208,7 +209,7 @@ func firstHour(t *testing.T, w, h int64) {
 	b.waitJS("the problem listed", `document.querySelector("#schema-status").textContent.includes("unknown component type")`)
 	want := get(b, "the line of the problem", chromedp.Evaluate[int](cmJS("schema", `const v = cm.getValue(); return cm.posFromIndex(v.indexOf('sparkline')).line;`)))
 	b.waitJS("the mark", cmJS("schema", `return cm.getAllMarks().some((m) => (m.className || "").includes("CodeMirror-lint-mark-error"));`))
-	if got := lintLines(b, "schema"); len(got) != 1 || got[0] != want {
+	if got := lintLines(b, "schema", "error"); len(got) != 1 || got[0] != want {
 		t.Fatalf("marked lines %v, want the line of the type, %d", got, want)
 	}
 	if n := get(b, "gutter markers", chromedp.Evaluate[int](`document.querySelectorAll(".cm-schema .CodeMirror-lint-marker-error").length`)); n != 1 {
@@ -221,12 +222,40 @@ func firstHour(t *testing.T, w, h int64) {
 	b.do("undo", chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
 	b.waitJS("the schema valid again", `document.querySelector("#schema-status .ok")`)
 	b.waitJS("no marks", cmJS("schema", `return !cm.getAllMarks().some((m) => (m.className || "").includes("CodeMirror-lint-mark"));`))
+	// A name nothing declares is a warning, as Save and a dry run answer
+	// it: listed with its path, marked at its line, and the schema stays
+	// valid (the preview renders).
+	b.do("a typo in a name", selectText("schema", `"Statement {{`, "invoiceNumber"), chromedp.KeyEvent("invoiceNumbr"))
+	b.waitJS("the warning listed", `document.querySelector("#schema-status .ok") &&
+		Array.from(document.querySelectorAll("#schema-status ul.warning li"), (li) => li.textContent).some((t) =>
+			t.startsWith("schema.sections[") && t.includes('"invoiceNumbr" is not a declared variable') && t.includes("did you mean invoiceNumber?"))`)
+	want = get(b, "the line of the typo", chromedp.Evaluate[int](cmJS("schema", `const v = cm.getValue(); return cm.posFromIndex(v.indexOf('invoiceNumbr')).line;`)))
+	b.waitJS("the warning mark", cmJS("schema", `return cm.getAllMarks().some((m) => (m.className || "").includes("CodeMirror-lint-mark-warning"));`))
+	if got := lintLines(b, "schema", "warning"); len(got) != 1 || got[0] != want {
+		t.Fatalf("warnings marked at lines %v, want the line of the typo, %d", got, want)
+	}
+	if got := lintLines(b, "schema", "error"); len(got) != 0 {
+		t.Fatalf("a warning marked as an error at lines %v", got)
+	}
+	b.do("undo", chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+	b.waitJS("no warnings", `document.querySelector("#schema-status .ok") && !document.querySelector("#schema-status ul.warning")`)
+	b.waitJS("no marks", cmJS("schema", `return !cm.getAllMarks().some((m) => (m.className || "").includes("CodeMirror-lint-mark"));`))
+	// Declarations the server cannot read (constants that are a list) are
+	// the variables' problem alone: the schema is still checked.
+	consts := get(b, "the constants", chromedp.Evaluate[string](`document.querySelector("#constants").value`))
+	// (both checks answer 400: the browser logs the failed loads)
+	con.expect(s.URL() + "/app/templates/validate-schema")
+	con.expect(s.URL() + "/app/templates/validate-variables")
+	b.do("unreadable constants", typeInto("#constants", `[1]`))
+	b.waitJS("the variables' problem", `document.querySelector("#variables-status .bad") && document.querySelector("#schema-status .ok")`)
+	b.do("the constants back", typeInto("#constants", consts))
+	b.waitJS("the variables valid again", `document.querySelector("#variables-status .ok") && document.querySelector("#schema-status .ok")`)
 	// Text that is not JSON is marked where it breaks.
 	b.do("break the JSON", chromedp.Evaluate[chromedp.Void](cmJS("schema", `cm.setCursor(cm.posFromIndex(cm.getValue().indexOf('"sections"'))); cm.focus();`)), chromedp.KeyEvent("x"))
 	b.waitJS("the JSON error", `(document.querySelector("#schema-status .bad") || {}).textContent?.includes("not valid JSON")`)
 	wantLine := get(b, "the broken line", chromedp.Evaluate[int](cmJS("schema", `return cm.getCursor().line;`)))
 	b.waitJS("the JSON mark", cmJS("schema", `return cm.getAllMarks().some((m) => (m.className || "").includes("CodeMirror-lint-mark-error"));`))
-	if got := lintLines(b, "schema"); len(got) != 1 || got[0] != wantLine {
+	if got := lintLines(b, "schema", "error"); len(got) != 1 || got[0] != wantLine {
 		t.Fatalf("JSON error marked at %v, want line %d", got, wantLine)
 	}
 	b.do("undo", chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
