@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -28,8 +27,6 @@ import (
 // invitee from the mail to the team, and two-factor set up with a wrong
 // code first. Any console error or warning, JavaScript exception, CSP
 // violation or dialog fails it.
-//
-//	go test -run TestDashboardFirstHour -screenshots .   # writes docs/screenshots/template-editor*.png
 func TestDashboardFirstHour(t *testing.T) {
 	chromiumPath(t)
 	for _, size := range []struct {
@@ -122,7 +119,6 @@ func firstHour(t *testing.T, w, h int64) {
 	con := watchConsole(b)
 	b.do("screen size", chromedp.EmulateViewport(w, h))
 	desktop := w >= 1100
-	suffix := map[bool]string{true: "", false: "-phone"}[desktop]
 
 	// Sign up, and verify with the mail's link.
 	email := b.signup("Ada")
@@ -215,10 +211,6 @@ func firstHour(t *testing.T, w, h int64) {
 	if n := get(b, "gutter markers", chromedp.Evaluate[int](`document.querySelectorAll(".cm-schema .CodeMirror-lint-marker-error").length`)); n != 1 {
 		t.Fatalf("%d gutter markers, want 1", n)
 	}
-	if desktop && *screenshots {
-		b.do("show the schema", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.querySelector(".cm-schema").getBoundingClientRect().top + scrollY - 120)`))
-		b.viewShot("template-editor-problem")
-	}
 	b.do("undo", chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
 	b.waitJS("the schema valid again", `document.querySelector("#schema-status .ok")`)
 	b.waitJS("no marks", cmJS("schema", `return !cm.getAllMarks().some((m) => (m.className || "").includes("CodeMirror-lint-mark"));`))
@@ -284,21 +276,8 @@ func firstHour(t *testing.T, w, h int64) {
 	if width := get(b, "page width", chromedp.Evaluate[[]int](`[document.scrollingElement.scrollWidth, window.innerWidth]`)); width[0] > width[1] {
 		t.Fatalf("with the XLSX table the editor is %d px wide on a %d px screen", width[0], width[1])
 	}
-	if *screenshots && desktop {
-		b.viewShot("template-editor-xlsx")
-	}
 	b.do("PDF", chromedp.SetValue(chromedp.CSS("#format"), "pdf"), chromedp.Evaluate[chromedp.Void](`document.querySelector("#format").dispatchEvent(new Event("change"))`))
 	b.waitJS("the PDF again", `!document.querySelector("#preview-frame").hidden && document.querySelector("#preview-table").hidden && document.querySelector("#preview-status .ok")`)
-	if *screenshots {
-		b.do("show the schema", scrollTo(desktop, ".cm-schema"))
-		time.Sleep(1500 * time.Millisecond) // let the PDF viewer draw the page
-		b.viewShot("template-editor" + suffix)
-		if !desktop {
-			b.do("show the preview", scrollTo(desktop, "#preview-pane"))
-			time.Sleep(1500 * time.Millisecond)
-			b.viewShot("template-editor-phone-preview")
-		}
-	}
 
 	// Publish.
 	b.do("release notes", chromedp.SendKeys(chromedp.CSS(`#publish-form textarea`), "First release"))
@@ -396,25 +375,6 @@ func firstHour(t *testing.T, w, h int64) {
 
 	con.check(t, "during the first hour")
 	b.checkClean()
-}
-
-// scrollTo brings an element near the top of a phone's screen (a laptop's
-// shows the editor from the top).
-func scrollTo(desktop bool, sel string) chromedp.Action[chromedp.Void] {
-	if desktop {
-		return chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`)
-	}
-	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`window.scrollTo(0, document.querySelector(%q).getBoundingClientRect().top + scrollY - 8)`, sel))
-}
-
-// viewShot saves a screenshot of what the screen shows (not the whole
-// page) when -screenshots is given.
-func (b *browser) viewShot(name string) {
-	b.t.Helper()
-	png := get(b, "screenshot "+name, chromedp.CaptureScreenshot())
-	if err := os.WriteFile(filepath.Join("docs", "screenshots", name+".png"), png, 0o644); err != nil {
-		b.t.Fatal(err)
-	}
 }
 
 // curlJSON posts a JSON body with curl (as the README's quick start does),
