@@ -260,6 +260,12 @@ func firstHour(t *testing.T, w, h int64) {
 	b.waitRequest("the preview with the new value", mark, "POST", "/preview", func(r netRequest) bool {
 		return r.Status == 200 && strings.Contains(string(r.Body), "Paid with thanks.")
 	})
+	// Renaming the variable and back keeps its sample value: a field that
+	// disappears while a name is typed gets its value back when it returns.
+	b.do("rename a variable", selectText("variables", `"notes"`, "notes"), chromedp.KeyEvent("remarks"))
+	b.waitJS("the form follows the rename", `document.querySelector('[name="var.remarks"]') && !document.querySelector('[name="var.notes"]')`)
+	b.do("undo the rename", chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+	b.waitJS("the value back", `(document.querySelector('[name="var.notes"]') || {}).value === "Paid with thanks."`)
 	b.submit("#save")
 	b.flashSays("Saved.")
 	stored := s.must(200, "GET", "/api/templates/"+tplID, token, nil)

@@ -357,7 +357,10 @@
     }, 450);
 
     // The sample form follows the variables as typed: a field per variable,
-    // values kept by name.
+    // values kept by name. A value outlives its field: a variable that
+    // disappears while its name or type is being typed gets it back when it
+    // returns.
+    const keptSamples = {};
     function syncSamples(vars) {
       if (!Array.isArray(vars)) return;
       const want = vars.filter((v) => v && typeof v.name === "string" && v.name);
@@ -367,7 +370,7 @@
       if (fieldsBox.dataset.sig === undefined) fieldsBox.dataset.sig = sig;
       if (sig === fieldsBox.dataset.sig && want.length === have.length) return;
       fieldsBox.dataset.sig = sig;
-      const old = {};
+      const old = keptSamples;
       $$("[name^='var.']", fieldsBox).forEach((i) => { old[i.name.slice(4)] = i.value; });
       const nodes = want.map((v) => {
         const label = el("label");
