@@ -52,7 +52,7 @@ func TestCurrency(t *testing.T) {
 		{"en-IE", "EUR", 1234.56, "€1,234.56"},
 		{"en-US", "USD", -1234.5, "-$1,234.50"},
 		{"en-US", "CHF", 9, nb("CHF_9.00")}, // a word never touches the digits
-		{"ja-JP", "JPY", 1234.5, "￥1,235"}, // no minor unit, rounded half up
+		{"ja-JP", "JPY", 1234.5, "￥1,235"},  // no minor unit, rounded half up
 		{"en-US", "JPY", 1234.5, "¥1,235"},
 		{"en-US", "KWD", 1.5, nb("KWD_1.500")}, // three decimals
 		{"de-CH", "CHF", 1234.5, nb("CHF_1'234.50")},

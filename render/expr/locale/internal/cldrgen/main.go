@@ -60,11 +60,11 @@ func readJSON(path string, v any) error {
 
 // numbers, dates and locale mirror the types in render/expr/locale.
 type numbers struct {
-	Digits                                  string
-	Decimal, Group, Percent, Minus          string
-	DecimalPattern, PercentPattern          string
-	CurrencyPattern, CurrencyAlphaPattern   string
-	MinGroup                                int
+	Digits                                string
+	Decimal, Group, Percent, Minus        string
+	DecimalPattern, PercentPattern        string
+	CurrencyPattern, CurrencyAlphaPattern string
+	MinGroup                              int
 }
 
 type dates struct {
