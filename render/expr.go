@@ -86,6 +86,17 @@ func (x *expression) fetch(env map[string]any) (v any, ok bool) {
 	return v, true
 }
 
+// calledAs is the name a helper is registered under. t is registered as
+// "__t" and calls of t(...) are renamed to it: a function named t would
+// hide every variable or loop item named t ({{ t.name }}), which
+// templates written before translations use.
+func calledAs(name string) string {
+	if name == "t" {
+		return reservedPrefix + "t"
+	}
+	return name
+}
+
 // exprCompiler compiles expressions with the sandbox's options.
 type exprCompiler struct {
 	base []expr.Option
@@ -105,7 +116,7 @@ func newExprCompiler(limits Limits) *exprCompiler {
 		opts = append(opts, expr.EnableBuiltin(name))
 	}
 	for _, h := range helpers {
-		opts = append(opts, expr.Function(h.name, h.fn))
+		opts = append(opts, expr.Function(calledAs(h.name), h.fn))
 	}
 	opts = append(opts, expr.Function(guardFunc, guard))
 	return &exprCompiler{base: opts}
@@ -284,6 +295,9 @@ func (g guardPatch) Visit(node *ast.Node) {
 		}
 		if ok && localeHelpers[id.Value] {
 			x.Arguments = append([]ast.Node{&ast.ConstantNode{Value: g.fmt}}, x.Arguments...)
+		}
+		if ok {
+			id.Value = calledAs(id.Value)
 		}
 		*node = guarded(x)
 	case *ast.PredicateNode:

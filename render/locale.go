@@ -54,7 +54,7 @@ var localeHelpers = map[string]bool{"currency": true, "formatNumber": true, "for
 func (c *compiler) parseLocale(o object, override string) {
 	f := &formatting{}
 	var schemaLoc locale.Locale
-	if s, ok := c.str(o, "schema", "locale"); ok {
+	if s, ok := c.str(o, "schema", "locale"); ok && strings.TrimSpace(s) != "" {
 		l, err := locale.Parse(s)
 		if err != nil {
 			c.add("schema.locale", "%v", err)
