@@ -139,8 +139,8 @@ func TestTranslations(t *testing.T) {
 	for _, tc := range []struct{ schemaLocale, override, want string }{
 		{"", "", "Hello / Goodbye / Only English / Hello"},
 		{"", "de-DE", "Hallo / Tschüss / Only English / Hallo"},
-		{"", "de-CH", "Grüezi / Tschüss / Only English / Grüezi"}, // de-CH, then de, then en
-		{"fr-FR", "", "Bonjour / Au revoir / only / Bonjour"}, // neither fr nor the template's language (fr) has it: the key
+		{"", "de-CH", "Grüezi / Tschüss / Only English / Grüezi"},  // de-CH, then de, then en
+		{"fr-FR", "", "Bonjour / Au revoir / only / Bonjour"},      // neither fr nor the template's language (fr) has it: the key
 		{"fr-CA", "ja-JP", "Bonjour / Au revoir / only / Bonjour"}, // no ja: the template's own language
 		{"en-GB", "de-AT", "Hallo / Tschüss / Only English / Hallo"},
 	} {
