@@ -230,7 +230,13 @@ func (l Locale) currencyPattern(symbol string) pattern {
 	}
 	first, _ := utf8.DecodeRuneInString(symbol)
 	last, _ := utf8.DecodeLastRuneInString(symbol)
-	if l.num.CurrencyAlphaPattern != "" && (unicode.IsLetter(first) || unicode.IsLetter(last)) {
+	// The symbol's letter next to the digits decides (CLDR's
+	// alphaNextToNumber): "JP¥1,235" but "CHF 9.00".
+	next := first
+	if strings.Contains(parsePattern(src).posPrefix, "¤") {
+		next = last
+	}
+	if l.num.CurrencyAlphaPattern != "" && unicode.IsLetter(next) {
 		src = l.num.CurrencyAlphaPattern
 	}
 	p := parsePattern(src)
