@@ -116,6 +116,26 @@ func TestLocaleInvoiceThroughAPI(t *testing.T) {
 		}
 	})
 
+	// An async job and a batch carry their locale to the worker.
+	t.Run("async and batch de-DE", func(t *testing.T) {
+		a := s.must(200, "POST", "/api/v1/documents/generate?async=true", key, map[string]any{
+			"templateId": tpl.str("id"), "format": "pdf", "locale": "de-DE", "variables": localeVars})
+		b := s.must(200, "POST", "/api/v1/documents/generate/batch", key, map[string]any{
+			"templateId": tpl.str("id"), "format": "pdf", "locale": "de-DE", "documents": []any{map[string]any{"variables": localeVars}}})
+		jobs := []string{a.str("jobId")}
+		batch := s.must(200, "GET", "/api/v1/documents/batches/"+b.str("batchId"), key, nil)
+		for _, d := range batch.get("documents").([]any) {
+			jobs = append(jobs, d.(map[string]any)["jobId"].(string))
+		}
+		for _, id := range jobs {
+			j := s.waitJob(key, id)
+			_, _, pdf := s.download(j.str("downloadUrl"))
+			if text := spaces.Replace(pdfText(t, pdf)); !strings.Contains(text, "Summe: 1.234.245,50 €") {
+				t.Errorf("job %s is not in German:\n%s", id, text)
+			}
+		}
+	})
+
 	// A workbook keeps numbers and dates typed; its number formats carry the
 	// locale's currency symbol and placement and date patterns.
 	for _, tc := range []struct {
@@ -260,3 +280,4 @@ func reverse(s string) string {
 	}
 	return string(r)
 }
+
