@@ -280,4 +280,3 @@ func reverse(s string) string {
 	}
 	return string(r)
 }
-
