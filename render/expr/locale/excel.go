@@ -16,13 +16,13 @@ func (l Locale) ExcelNumber(decimals int) string {
 	if decimals < 0 {
 		return ""
 	}
-	return excelDigits(parsePattern(l.num.DecimalPattern), decimals)
+	return excelDigits(cachedPattern(l.num.DecimalPattern), decimals)
 }
 
 // ExcelPercent returns the format of a percentage with decimals decimals,
 // with the locale's spacing: `0%` in en, `0" "%` (no-break space) in de.
 func (l Locale) ExcelPercent(decimals int) string {
-	p := parsePattern(l.num.PercentPattern)
+	p := cachedPattern(l.num.PercentPattern)
 	num := excelDigits(pattern{}, decimals)
 	return excelAffix(p.posPrefix, "") + num + excelAffix(p.posSuffix, "")
 }

@@ -195,3 +195,18 @@ func TestEveryLocaleFormats(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkCurrency(b *testing.B) {
+	l := MustParse("de-DE")
+	for i := 0; b.Loop(); i++ {
+		_ = l.Currency(float64(i)+0.5, "EUR")
+	}
+}
+
+func BenchmarkDate(b *testing.B) {
+	l := MustParse("de-DE")
+	d := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	for b.Loop() {
+		_ = l.Date(d, "long")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -16,6 +17,19 @@ type pattern struct {
 	negPrefix, negSuffix string // with '-' for the minus sign
 	primary, secondary   int    // grouping sizes; 0: no grouping
 	minFrac, maxFrac     int
+}
+
+// patterns caches parsed patterns: the tables hold a few hundred
+// distinct ones, and a table column formats every cell with the same.
+var patterns sync.Map // string -> pattern
+
+func cachedPattern(src string) pattern {
+	if p, ok := patterns.Load(src); ok {
+		return p.(pattern)
+	}
+	p := parsePattern(src)
+	patterns.Store(src, p)
+	return p
 }
 
 // parsePattern reads a CLDR pattern. A pattern without a negative part
@@ -182,7 +196,7 @@ func (l Locale) format(x float64, p pattern, frac, minFrac int, symbol string) s
 // Number formats x with decimals decimals, or with as many as it needs
 // (up to 10) when decimals is negative: 1234.5 is "1.234,5" in de-DE.
 func (l Locale) Number(x float64, decimals int) string {
-	p := parsePattern(l.num.DecimalPattern)
+	p := cachedPattern(l.num.DecimalPattern)
 	if decimals < 0 {
 		return l.format(x, p, 10, 0, "")
 	}
@@ -191,7 +205,7 @@ func (l Locale) Number(x float64, decimals int) string {
 
 // Percent formats a fraction as a percentage: 0.19 is "19 %" in de-DE.
 func (l Locale) Percent(x float64, decimals int) string {
-	p := parsePattern(l.num.PercentPattern)
+	p := cachedPattern(l.num.PercentPattern)
 	return l.format(x*100, p, max(decimals, 0), max(decimals, 0), "")
 }
 
@@ -223,7 +237,7 @@ func (l Locale) currencyPattern(symbol string) pattern {
 	src := l.num.CurrencyPattern
 	if symbol == "" {
 		src = strings.ReplaceAll(src, "¤", "")
-		p := parsePattern(src)
+		p := cachedPattern(src)
 		trim := func(s string) string { return strings.Trim(s, " \u00a0\u202f") }
 		p.posPrefix, p.posSuffix, p.negPrefix, p.negSuffix = trim(p.posPrefix), trim(p.posSuffix), trim(p.negPrefix), trim(p.negSuffix)
 		return p
@@ -233,13 +247,13 @@ func (l Locale) currencyPattern(symbol string) pattern {
 	// The symbol's letter next to the digits decides (CLDR's
 	// alphaNextToNumber): "JP¥1,235" but "CHF 9.00".
 	next := first
-	if strings.Contains(parsePattern(src).posPrefix, "¤") {
+	if strings.Contains(cachedPattern(src).posPrefix, "¤") {
 		next = last
 	}
 	if l.num.CurrencyAlphaPattern != "" && unicode.IsLetter(next) {
 		src = l.num.CurrencyAlphaPattern
 	}
-	p := parsePattern(src)
+	p := cachedPattern(src)
 	space := func(affix string, before bool) string {
 		// currencySpacing: a letter never touches a digit.
 		if before && strings.HasSuffix(affix, "¤") && unicode.IsLetter(last) {
