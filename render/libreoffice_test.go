@@ -332,6 +332,7 @@ func TestLibreOfficeShowsLocaleFormats(t *testing.T) {
 	input := map[string]any{"rows": []any{map[string]any{"a": 612345.5, "d": "2026-12-09", "p": 0.19}}}
 	workbook, _ := MustRenderFormat(t, MustCompile(t, def), input, XLSX, Options{})
 	rows := libreOfficeExport(t, soffice, workbook, true)
+	t.Logf("LibreOffice shows %q", rows)
 	if len(rows) < 2 || len(rows[1]) < 5 {
 		t.Fatalf("LibreOffice shows %q", rows)
 	}

@@ -143,7 +143,8 @@ func lookup(tag string) *entry {
 }
 
 // Fallbacks returns the tags to look a translation up by, most specific
-// first: "de-CH" gives de-CH, de; "zh-Hant-TW" gives zh-Hant-TW, zh-Hant, zh.
+// first: "de-CH" gives de-CH, de; "zh-Hant-TW" gives zh-Hant-TW, zh-Hant,
+// zh-TW, zh.
 func (l Locale) Fallbacks() []string {
 	if l.tag == "" {
 		return nil
