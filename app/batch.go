@@ -46,6 +46,8 @@ type BatchInput struct {
 	Documents  []BatchDocument `json:"documents"`
 	// Version picks the template state, as in GenerateInput.
 	Version json.RawMessage `json:"version"`
+	// Locale overrides the template schema's locale for every document.
+	Locale string `json:"locale"`
 }
 
 // BatchDocument is one document of a batch request.
@@ -97,7 +99,10 @@ func (s *DocumentService) GenerateBatch(ctx context.Context, in BatchInput) (*Ba
 		return nil, Errorf(ECodePlanLimit, "the %s plan allows %d documents per batch", plan.Name, plan.BatchSize).
 			WithInfo("limit", plan.BatchSize, "current", n, "plan", plan.Name, "resource", "batchSize")
 	}
-	ct, err := s.Templates.Compiled(t)
+	if err := checkLocale("locale", in.Locale); err != nil {
+		return nil, err
+	}
+	ct, err := s.Templates.Compiled(t, in.Locale)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +140,7 @@ func (s *DocumentService) GenerateBatch(ctx context.Context, in BatchInput) (*Ba
 		jobs[i] = &Job{
 			ID: NewID("job"), TeamID: p.TeamID, TemplateID: t.ID, TemplateVersion: t.StateVersion, BatchID: b.ID, Status: StatusPending, Format: in.Format,
 			Filename: cleanFilename(d.Filename), Metadata: d.Metadata, Variables: d.Variables, Priority: priority,
-			APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: now, RequestID: RequestIDFrom(ctx),
+			APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: now, RequestID: RequestIDFrom(ctx), Locale: in.Locale,
 		}
 	}
 	if err := s.Batches.CreateBatch(ctx, charge, b, jobs); err != nil {
@@ -223,7 +228,10 @@ func (s *DocumentService) DryRunBatch(ctx context.Context, in BatchInput) (*Batc
 	if err != nil {
 		return nil, err
 	}
-	ct, err := s.Templates.Compiled(t)
+	if err := checkLocale("locale", in.Locale); err != nil {
+		return nil, err
+	}
+	ct, err := s.Templates.Compiled(t, in.Locale)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"folio/render"
+	"folio/render/expr/locale"
 )
 
 // DefaultGenerateWait is how long a synchronous generate waits for its job
@@ -72,6 +73,9 @@ type GenerateInput struct {
 	// version id, "latest" or "draft"; absent: the newest published version,
 	// else the draft (docs/decisions.md, Template versions).
 	Version json.RawMessage `json:"version"`
+	// Locale overrides the template schema's locale (a BCP 47 tag such as
+	// de-DE): numbers, money, dates and translations follow it.
+	Locale string `json:"locale"`
 }
 
 var badFilename = regexp.MustCompile(`[^\p{L}\p{N} ._()\-]+`)
@@ -89,7 +93,7 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	if err != nil {
 		return nil, err
 	}
-	ct, err := s.Templates.Compiled(t)
+	ct, err := s.Templates.Compiled(t, in.Locale)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +105,7 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	j := &Job{
 		ID: NewID("job"), TeamID: p.TeamID, TemplateID: t.ID, TemplateVersion: t.StateVersion, Status: StatusPending, Format: in.Format,
 		Filename: cleanFilename(in.Filename), Metadata: in.Metadata, Variables: in.Variables,
-		Priority: PrioritySingle, APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: now,
+		Priority: PrioritySingle, APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: now, Locale: in.Locale,
 	}
 	if async {
 		if err := s.enqueue(ctx, j); err != nil {
@@ -429,5 +433,20 @@ func (in GenerateInput) decodeBody() (map[string]any, error) {
 	if _, err := decodeObject("metadata", in.Metadata); err != nil {
 		return nil, err
 	}
+	if err := checkLocale("locale", in.Locale); err != nil {
+		return nil, err
+	}
 	return vars, nil
+}
+
+// checkLocale checks a request's locale override: "" or a BCP 47 tag
+// Folio has formatting data for.
+func checkLocale(field, tag string) error {
+	if tag == "" {
+		return nil
+	}
+	if _, err := locale.Parse(tag); err != nil {
+		return ErrInvalid(field, "%s %v", field, err)
+	}
+	return nil
 }

@@ -55,6 +55,9 @@ type Job struct {
 	// RequestID is the X-Request-Id of the request that queued the job,
 	// carried into the worker's and the webhooks' log lines.
 	RequestID string
+	// Locale is the request's locale override; "" renders in the
+	// template's own.
+	Locale string
 }
 
 // JobResult is what a worker records when a job ends.

@@ -141,6 +141,7 @@ func (s *TemplateService) ValidateVariables(ctx context.Context, in ValidateVari
 type PreviewInput struct {
 	Variables json.RawMessage `json:"variables"`
 	Format    string          `json:"format"`
+	Locale    string          `json:"locale"` // overrides the schema's locale
 }
 
 // PreviewDefinitionInput is the body of POST /api/templates/preview: a
@@ -151,6 +152,7 @@ type PreviewDefinitionInput struct {
 	Template  *TemplateDefinition `json:"template"`
 	Variables json.RawMessage     `json:"variables"`
 	Format    string              `json:"format"`
+	Locale    string              `json:"locale"` // overrides the schema's locale
 }
 
 // Preview renders a template without recording a job, charging quota or
@@ -173,7 +175,10 @@ func (s *DocumentService) Preview(ctx context.Context, ref string, in PreviewInp
 	if err != nil {
 		return nil, render.Stats{}, err
 	}
-	ct, err := s.Templates.Compiled(t)
+	if err := checkLocale("locale", in.Locale); err != nil {
+		return nil, render.Stats{}, err
+	}
+	ct, err := s.Templates.Compiled(t, in.Locale)
 	if err != nil {
 		return nil, render.Stats{}, err
 	}
@@ -204,8 +209,11 @@ func (s *DocumentService) PreviewDefinition(ctx context.Context, in PreviewDefin
 	if err != nil {
 		return nil, render.Stats{}, err
 	}
+	if err := checkLocale("locale", in.Locale); err != nil {
+		return nil, render.Stats{}, err
+	}
 	ct, err := s.Templates.Engine.Compile(render.Definition{Schema: def.Schema, Variables: def.Variables, Constants: def.Constants,
-		CalculatedVariables: def.CalculatedVariables})
+		CalculatedVariables: def.CalculatedVariables, Locale: in.Locale})
 	if err != nil {
 		return nil, render.Stats{}, schemaError(err)
 	}
@@ -339,7 +347,7 @@ func (s *DocumentService) DryRun(ctx context.Context, in GenerateInput) (*DryRun
 	if err != nil {
 		return nil, err
 	}
-	ct, err := s.Templates.Compiled(t)
+	ct, err := s.Templates.Compiled(t, in.Locale)
 	if err != nil {
 		return nil, err
 	}

@@ -439,12 +439,16 @@ func (s *TemplateService) FindTemplates(ctx context.Context, f TemplateFilter) (
 	return s.Templates.FindTemplates(ctx, f)
 }
 
-// Compiled returns the compiled form of a template state, compiling each
-// stored state once per process.
-func (s *TemplateService) Compiled(t *Template) (*render.Template, error) {
+// Compiled returns the compiled form of a template state in a locale
+// (a request's override; "" is the schema's own), compiling each stored
+// state once per process and locale.
+func (s *TemplateService) Compiled(t *Template, locale string) (*render.Template, error) {
 	key := t.ID + "@draft"
 	if t.StateVersion != nil {
 		key = t.ID + "@" + strconv.Itoa(*t.StateVersion)
+	}
+	if locale != "" {
+		key += "#" + locale
 	}
 	s.mu.Lock()
 	c, ok := s.cache[key]
@@ -452,7 +456,9 @@ func (s *TemplateService) Compiled(t *Template) (*render.Template, error) {
 	if ok && c.updatedAt.Equal(t.UpdatedAt) {
 		return c.tpl, nil
 	}
-	rt, err := s.Engine.Compile(t.Definition())
+	def := t.Definition()
+	def.Locale = locale
+	rt, err := s.Engine.Compile(def)
 	if err != nil {
 		return nil, schemaError(err)
 	}

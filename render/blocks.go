@@ -51,7 +51,7 @@ func parseKeyValue(c *compiler, path string, props object, _ depth) element {
 		}
 		it := &keyValueItem{label: c.requiredText(ipath, o, "label"), value: c.requiredText(ipath, o, "value")}
 		if f, ok := c.str(o, ipath, "format"); ok {
-			format, err := parseCellFormat(f)
+			format, err := parseCellFormat(f, c.locale())
 			if err != nil {
 				c.add(ipath+".format", "%v", err)
 			}

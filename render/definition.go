@@ -34,4 +34,8 @@ type Definition struct {
 	Variables           []Variable           `json:"variables"`
 	Constants           map[string]any       `json:"constants"`
 	CalculatedVariables []CalculatedVariable `json:"calculatedVariables"`
+	// Locale, when set, overrides the schema's "locale" (a request's
+	// "locale"): a BCP 47 tag such as de-DE. It is not stored with a
+	// template; a bad tag is a schema issue at the path "locale".
+	Locale string `json:"-"`
 }

@@ -56,12 +56,22 @@
 // a ? b : c, let, and pipes (total | currency("EUR") calls
 // currency(total, "EUR"); a bare "| upper" means "| upper()"). A missing
 // variable or path yields nothing. Helpers: currency(value, code),
-// formatNumber(value, decimals), formatDate(value, layout) with layouts
-// like "DD.MM.YYYY", "ddd D MMM" or Go layouts, upper, lower, default(value, fallback),
+// formatNumber(value, decimals), formatPercent(value, decimals),
+// formatDate(value, layout) with styles ("long") or layouts like
+// "DD.MM.YYYY", "ddd D MMM" or Go layouts, t(key) for the schema's
+// translations, upper, lower, default(value, fallback),
 // join(array, separator), replace(text, old, new), plus expr's pure
 // builtins (len, sum, map, filter, round, …). There is no clock, time-zone
 // database, I/O or reflection on Go values. Each expression may hold at
 // most Limits.Operations AST nodes, and one evaluation may run at most
 // Operations×LoopIterations operations and build text of at most
 // min(Limits.Bytes, 16 MB).
+//
+// # Locales
+//
+// The schema's "locale" (a BCP 47 tag), or Definition.Locale for a
+// request that overrides it, sets how the formatting helpers and the
+// number, currency, percent and date cell formats write values, with
+// CLDR data from render/expr/locale; without one, the formats are Folio's
+// original en-US ones.
 package render

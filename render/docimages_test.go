@@ -18,10 +18,12 @@ import (
 
 var docImages = flag.Bool("docimages", false, "rewrite the pictures in ../docs/images from the layout golden cases")
 
-// crop is part of a PDF page, in millimetres from its top left corner.
+// crop is part of a PDF page, in millimetres from its top left corner;
+// golden, when set, names another golden case than the picture's.
 type crop struct {
 	page       int
 	x, y, w, h float64
+	golden     string
 }
 
 // docPictureSpec is one picture docs/templates.md shows: a grid of page
@@ -34,13 +36,14 @@ type docPictureSpec struct {
 
 // docPictures are the pictures docs/templates.md shows.
 var docPictures = []docPictureSpec{
-	{"layout-page-numbers.png", "page-numbers", 70, [][]crop{{{1, 10, 10, 190, 70}, {2, 10, 125, 190, 70}}}},
-	{"layout-page-numbers-flow.png", "page-numbers-flow", 70, [][]crop{{{1, 10, 246.5, 190, 44}, {2, 10, 10, 190, 44}}, {{4, 10, 251.5, 190, 39}, {5, 10, 10, 190, 39}}}},
-	{"layout-sections-on.png", "sections-on", 50, [][]crop{{{1, 0, 0, 210, 297}, {2, 0, 0, 210, 297}}}},
-	{"layout-continued.png", "table-continued", 80, [][]crop{{{1, 15, 222, 180, 60}, {2, 15, 15, 180, 60}}, {{2, 15, 222, 180, 60}}}},
-	{"layout-keep-together.png", "keep-together", 60, [][]crop{{{1, 10, 150, 190, 140}, {2, 10, 10, 190, 140}}}},
-	{"layout-widows-orphans.png", "widows-orphans", 70, [][]crop{{{2, 15, 230, 180, 50}, {3, 15, 15, 180, 30}}, {{5, 15, 240, 180, 40}, {6, 15, 15, 180, 30}}}},
-	{"layout-totals.png", "table-totals", 70, [][]crop{{{1, 10, 10, 277, 190}}, {{2, 10, 10, 277, 45}}}},
+	{"layout-page-numbers.png", "page-numbers", 70, [][]crop{{{1, 10, 10, 190, 70, ""}, {2, 10, 125, 190, 70, ""}}}},
+	{"layout-page-numbers-flow.png", "page-numbers-flow", 70, [][]crop{{{1, 10, 246.5, 190, 44, ""}, {2, 10, 10, 190, 44, ""}}, {{4, 10, 251.5, 190, 39, ""}, {5, 10, 10, 190, 39, ""}}}},
+	{"layout-sections-on.png", "sections-on", 50, [][]crop{{{1, 0, 0, 210, 297, ""}, {2, 0, 0, 210, 297, ""}}}},
+	{"layout-continued.png", "table-continued", 80, [][]crop{{{1, 15, 222, 180, 60, ""}, {2, 15, 15, 180, 60, ""}}, {{2, 15, 222, 180, 60, ""}}}},
+	{"layout-keep-together.png", "keep-together", 60, [][]crop{{{1, 10, 150, 190, 140, ""}, {2, 10, 10, 190, 140, ""}}}},
+	{"layout-widows-orphans.png", "widows-orphans", 70, [][]crop{{{2, 15, 230, 180, 50, ""}, {3, 15, 15, 180, 30, ""}}, {{5, 15, 240, 180, 40, ""}, {6, 15, 15, 180, 30, ""}}}},
+	{"layout-totals.png", "table-totals", 70, [][]crop{{{1, 10, 10, 277, 190, ""}}, {{2, 10, 10, 277, 45, ""}}}},
+	{"locale-invoice.png", "invoice-de-DE", 80, [][]crop{{{1, 15, 15, 180, 84, ""}, {1, 15, 15, 180, 84, "invoice-en-IN"}}}},
 }
 
 // docImagesText is the text of every picture's page parts, written by
@@ -162,9 +165,19 @@ func blockDifference(a, b image.Image) (differ, blocks int) {
 // pdftotext reads in those parts.
 func docPicture(t *testing.T, pic docPictureSpec) (image.Image, string) {
 	t.Helper()
-	def, input := LoadCase(t, filepath.Join("testdata", pic.golden))
-	pdf, _ := MustRenderFormat(t, MustCompile(t, def), input, PDF, Options{})
-	path := writeTemp(t, pdf)
+	pdfs := map[string][]byte{}
+	paths := map[string]string{}
+	render := func(golden string) ([]byte, string) {
+		if golden == "" {
+			golden = pic.golden
+		}
+		if _, ok := pdfs[golden]; !ok {
+			def, input := LoadCase(t, filepath.Join("testdata", golden))
+			pdfs[golden], _ = MustRenderFormat(t, MustCompile(t, def), input, PDF, Options{})
+			paths[golden] = writeTemp(t, pdfs[golden])
+		}
+		return pdfs[golden], paths[golden]
+	}
 	const gap = 12
 	var rows [][]image.Image
 	var text strings.Builder
@@ -174,10 +187,14 @@ func docPicture(t *testing.T, pic docPictureSpec) (image.Image, string) {
 		var imgs []image.Image
 		w, h := 0, 0
 		for _, c := range row {
+			pdf, path := render(c.golden)
 			img := renderCrop(t, path, pic.dpi, c)
 			imgs = append(imgs, img)
 			w += img.Bounds().Dx() + gap
 			h = max(h, img.Bounds().Dy())
+			if c.golden != "" {
+				text.WriteString("--- " + c.golden + "\n")
+			}
 			text.WriteString(fmt.Sprintf("--- page %d, %g %g %g %g\n", c.page, c.x, c.y, c.w, c.h))
 			text.WriteString(cropText(t, pdf, c))
 		}

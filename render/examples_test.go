@@ -127,6 +127,9 @@ func TestDocumentedHelperExamples(t *testing.T) {
 		`{{ tags | join(" · ") }}`:                                                              "a · b · c",
 		`{{ iban | replace(" ", "") }}`:                                                         "DE89370400440532013000",
 		`{{ 0.1 + 0.2 }} {{ "vip" in tags }} {{ missing ?? "none" }}`:                           "0.3 false none",
+		`{{ 0.19 | formatPercent }} · {{ formatPercent(0.075, 1) }}`:                            "19% · 7.5%",
+		`{{ issueDate | formatDate("long") }} · {{ issueDate | formatDate("full") }}`:           "March 1, 2026 · Sunday, March 1, 2026",
+		`{{ t("invoice") }}`:                                                                    "invoice",
 	}
 	for content, want := range tests {
 		if got, err := renderText(t, content, values); err != nil || got != want {

@@ -86,9 +86,24 @@ func (x *expression) fetch(env map[string]any) (v any, ok bool) {
 	return v, true
 }
 
+// calledAs is the name a helper is registered under. t is registered as
+// "__t" and calls of t(...) are renamed to it: a function named t would
+// hide every variable or loop item named t ({{ t.name }}), which
+// templates written before translations use.
+func calledAs(name string) string {
+	if name == "t" {
+		return reservedPrefix + "t"
+	}
+	return name
+}
+
 // exprCompiler compiles expressions with the sandbox's options.
 type exprCompiler struct {
 	base []expr.Option
+	// fmt is passed to every locale-aware helper call (see localeHelpers).
+	fmt *formatting
+	// tkeys are the literal keys of t("key") calls, for the warnings.
+	tkeys []translationUse
 }
 
 func newExprCompiler(limits Limits) *exprCompiler {
@@ -101,7 +116,7 @@ func newExprCompiler(limits Limits) *exprCompiler {
 		opts = append(opts, expr.EnableBuiltin(name))
 	}
 	for _, h := range helpers {
-		opts = append(opts, expr.Function(h.name, h.fn))
+		opts = append(opts, expr.Function(calledAs(h.name), h.fn))
 	}
 	opts = append(opts, expr.Function(guardFunc, guard))
 	return &exprCompiler{base: opts}
@@ -119,7 +134,11 @@ func (ec *exprCompiler) compile(path, src string) (*expression, error) {
 		return nil, errors.New(firstLine(err.Error()))
 	}
 	names := &nameCollector{}
-	opts := append(ec.base[:len(ec.base):len(ec.base)], expr.Patch(names), expr.Patch(guardPatch{}))
+	f := ec.fmt
+	if f == nil {
+		f = defaultFormatting
+	}
+	opts := append(ec.base[:len(ec.base):len(ec.base)], expr.Patch(names), expr.Patch(guardPatch{fmt: f}))
 	prog, err := expr.Compile(src, opts...)
 	if err != nil {
 		return nil, errors.New(firstLine(err.Error()))
@@ -134,6 +153,9 @@ func (ec *exprCompiler) compile(path, src string) (*expression, error) {
 		if !isHelper(fn) {
 			return nil, fmt.Errorf("unknown function %q", fn)
 		}
+	}
+	for _, key := range names.tkeys {
+		ec.tkeys = append(ec.tkeys, translationUse{path: path, key: key})
 	}
 	return &expression{src: orig, path: path, prog: prog, names: names.list(), lookup: lookupPath(src)}, nil
 }
@@ -188,7 +210,8 @@ type nameCollector struct {
 	funcs    map[string]bool // called names
 	calls    []string        // called names, in order
 	reserved string
-	env      bool // $env, the whole evaluation environment, is read
+	env      bool     // $env, the whole evaluation environment, is read
+	tkeys    []string // literal keys of t("key") calls
 }
 
 func (n *nameCollector) Visit(node *ast.Node) {
@@ -223,6 +246,11 @@ func (n *nameCollector) Visit(node *ast.Node) {
 			if !n.funcs[id.Value] {
 				n.calls = append(n.calls, id.Value)
 			}
+			if id.Value == "t" && len(x.Arguments) == 1 {
+				if key, ok := x.Arguments[0].(*ast.StringNode); ok {
+					n.tkeys = append(n.tkeys, key.Value)
+				}
+			}
 			n.funcs[id.Value] = true
 		}
 	}
@@ -246,9 +274,12 @@ func (n *nameCollector) list() []string {
 // value an expression makes passes through it: the others are read from
 // the environment (whose values are bounded already) or are parts of
 // values that passed.
-type guardPatch struct{}
+//
+// It also passes the template's formatting to locale-aware helpers, as a
+// first argument their authors never write.
+type guardPatch struct{ fmt *formatting }
 
-func (guardPatch) Visit(node *ast.Node) {
+func (g guardPatch) Visit(node *ast.Node) {
 	switch x := (*node).(type) {
 	case *ast.MemberNode:
 		if !x.Method {
@@ -258,8 +289,15 @@ func (guardPatch) Visit(node *ast.Node) {
 	case *ast.BinaryNode, *ast.BuiltinNode, *ast.ArrayNode, *ast.MapNode:
 		*node = guarded(x)
 	case *ast.CallNode:
-		if id, ok := x.Callee.(*ast.IdentifierNode); ok && id.Value == guardFunc {
+		id, ok := x.Callee.(*ast.IdentifierNode)
+		if ok && id.Value == guardFunc {
 			return
+		}
+		if ok && localeHelpers[id.Value] {
+			x.Arguments = append([]ast.Node{&ast.ConstantNode{Value: g.fmt}}, x.Arguments...)
+		}
+		if ok {
+			id.Value = calledAs(id.Value)
 		}
 		*node = guarded(x)
 	case *ast.PredicateNode:

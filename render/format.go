@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"folio/render/expr/locale"
 )
 
 // Cell format kinds, written "kind" or "kind:argument" in a table column's
@@ -26,8 +28,10 @@ type cellFormat struct {
 	kind     string
 	decimals int    // -1: as many as the value needs
 	currency string // ISO code, upper case
-	layout   string // Go layout for dates
+	layout   string // Go layout for dates; a CLDR pattern when loc is set
 	excel    string // spreadsheet number format; "" is General
+	// loc is the template's locale; zero keeps Folio's original formats.
+	loc locale.Locale
 }
 
 func (f cellFormat) numeric() bool {
@@ -35,11 +39,12 @@ func (f cellFormat) numeric() bool {
 }
 
 // parseCellFormat reads "number", "number:2", "currency:EUR", "percent",
-// "percent:1", "date", "date:DD.MM.YYYY" or "text".
-func parseCellFormat(s string) (cellFormat, error) {
+// "percent:1", "date", "date:DD.MM.YYYY", "date:long" or "text", for a
+// template in loc (zero: no locale).
+func parseCellFormat(s string, loc locale.Locale) (cellFormat, error) {
 	kind, arg, hasArg := strings.Cut(strings.TrimSpace(s), ":")
 	arg = strings.TrimSpace(arg)
-	f := cellFormat{kind: strings.ToLower(strings.TrimSpace(kind)), decimals: -1}
+	f := cellFormat{kind: strings.ToLower(strings.TrimSpace(kind)), decimals: -1, loc: loc}
 	decimals := func(def int) error {
 		if !hasArg {
 			f.decimals = def
@@ -60,6 +65,9 @@ func parseCellFormat(s string) (cellFormat, error) {
 		}
 		if f.decimals >= 0 {
 			f.excel = excelDecimals("#,##0", f.decimals)
+			if !loc.IsZero() {
+				f.excel = loc.ExcelNumber(f.decimals)
+			}
 		}
 	case kindCurrency:
 		f.currency = strings.ToUpper(arg)
@@ -71,17 +79,35 @@ func parseCellFormat(s string) (cellFormat, error) {
 			f.decimals = 0
 		}
 		f.excel = excelCurrency(f.currency, f.decimals)
+		if !loc.IsZero() {
+			f.decimals = locale.CurrencyDecimals(f.currency)
+			f.excel = loc.ExcelCurrency(f.currency)
+		}
 	case kindPercent:
 		if err := decimals(0); err != nil {
 			return cellFormat{}, err
 		}
 		f.excel = excelDecimals("0", f.decimals) + "%"
-	case kindDate:
-		f.layout = "2006-01-02"
-		if hasArg && arg != "" {
-			f.layout = goLayout(arg)
+		if !loc.IsZero() {
+			f.excel = loc.ExcelPercent(f.decimals)
 		}
-		f.excel = excelDateFormat(f.layout)
+	case kindDate:
+		switch {
+		case !loc.IsZero() || locale.IsStyle(arg):
+			// CLDR patterns: the locale's (or en-US's, for a style
+			// without a locale), its medium style by default.
+			if loc.IsZero() {
+				f.loc = enUS
+			}
+			f.layout = f.loc.Pattern(arg)
+			f.excel = f.loc.ExcelDate(arg)
+		default:
+			f.layout = "2006-01-02"
+			if hasArg && arg != "" {
+				f.layout = goLayout(arg)
+			}
+			f.excel = excelDateFormat(f.layout)
+		}
 	default:
 		return cellFormat{}, fmt.Errorf("unknown format %q: use text, number, number:2, currency:EUR, percent, percent:1, date or date:DD.MM.YYYY", clip(s, 40))
 	}
@@ -163,22 +189,34 @@ func (f cellFormat) display(v any) string {
 		if !ok {
 			break
 		}
+		if !f.loc.IsZero() {
+			switch f.kind {
+			case kindNumber:
+				return f.loc.Number(x, f.decimals)
+			case kindCurrency:
+				return f.loc.Currency(x, f.currency)
+			default:
+				return f.loc.Percent(x, f.decimals)
+			}
+		}
 		switch f.kind {
 		case kindNumber:
 			if f.decimals < 0 {
 				return groupedFloat(x)
 			}
-			s, _ := formatNumber(x, float64(f.decimals))
+			s, _ := formatNumber(defaultFormatting, []any{x, f.decimals})
 			return s.(string)
 		case kindCurrency:
-			s, _ := currency(x, f.currency)
-			return s.(string)
+			return legacyCurrency(x, f.currency)
 		default:
-			s, _ := formatNumber(x*100, float64(f.decimals))
+			s, _ := formatNumber(defaultFormatting, []any{x * 100, f.decimals})
 			return s.(string) + "%"
 		}
 	case kindDate:
 		if t, ok := toTime(v); ok {
+			if !f.loc.IsZero() {
+				return f.loc.FormatPattern(t, f.layout)
+			}
 			return t.Format(f.layout)
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"folio/render/expr/locale"
 )
 
 // helper is a function templates can call, also through a pipe:
@@ -22,9 +24,11 @@ type helper struct {
 
 // helpers are the template functions besides expr's safe builtins.
 var helpers = []helper{
-	{"currency", currency},
-	{"formatNumber", formatNumber},
-	{"formatDate", formatDate},
+	{"currency", localized(currency)},
+	{"formatNumber", localized(formatNumber)},
+	{"formatDate", localized(formatDate)},
+	{"formatPercent", localized(formatPercent)},
+	{"t", localized(translate)},
 	{"upper", func(p ...any) (any, error) { return mapText("upper", strings.ToUpper, p) }},
 	{"lower", func(p ...any) (any, error) { return mapText("lower", strings.ToLower, p) }},
 	{"default", defaultValue},
@@ -58,27 +62,46 @@ var currencySymbols = map[string]string{"EUR": "€", "USD": "$", "GBP": "£", "
 // zeroDecimalCurrencies have no minor unit.
 var zeroDecimalCurrencies = map[string]bool{"JPY": true, "KRW": true, "ISK": true, "CLP": true, "VND": true}
 
-// currency formats an amount, e.g. currency(1234.5, "EUR") is "€1,234.50"
-// and currency(9, "CHF") is "9.00 CHF". A missing amount formats as "".
-func currency(p ...any) (any, error) {
-	if err := arity("currency", p, 1, 2); err != nil {
+// currency formats an amount in the template's locale, e.g.
+// currency(1234.5, "EUR") is "€1,234.50" without a locale and "1.234,50 €"
+// in de-DE; a third argument names another locale. Without a locale,
+// known symbols go before the amount and other codes after it
+// (currency(9, "CHF") is "9.00 CHF"). A missing amount formats as "".
+func currency(f *formatting, p []any) (any, error) {
+	if err := arity("currency", p, 1, 3); err != nil {
 		return nil, err
 	}
 	if p[0] == nil {
 		return "", nil
 	}
-	f, ok := toFloat(p[0])
+	x, ok := toFloat(p[0])
 	if !ok {
 		return nil, fmt.Errorf("currency: %s is not a number", describe(p[0]))
 	}
 	code := ""
-	if len(p) == 2 {
+	if len(p) >= 2 && p[1] != nil {
 		s, ok := p[1].(string)
 		if !ok {
 			return nil, errors.New("currency: the currency code must be text")
 		}
 		code = strings.ToUpper(strings.TrimSpace(s))
 	}
+	loc, err := helperLocale("currency", f, p, 2)
+	if err != nil {
+		return nil, err
+	}
+	if !loc.IsZero() {
+		if code != "" && !currencyCode.MatchString(code) {
+			return nil, fmt.Errorf("currency: %q is not a three-letter currency code such as EUR", clip(code, 20))
+		}
+		return loc.Currency(x, code), nil
+	}
+	return legacyCurrency(x, code), nil
+}
+
+// legacyCurrency is Folio's format before locales, kept for templates
+// without one.
+func legacyCurrency(f float64, code string) string {
 	decimals := 2
 	if zeroDecimalCurrencies[code] {
 		decimals = 0
@@ -89,40 +112,130 @@ func currency(p ...any) (any, error) {
 		sign = "-"
 	}
 	if sym, ok := currencySymbols[code]; ok {
-		return sign + sym + num, nil
+		return sign + sym + num
 	}
 	if code == "" {
-		return sign + num, nil
+		return sign + num
 	}
-	return sign + num + " " + code, nil
+	return sign + num + " " + code
 }
 
-// formatNumber formats with thousands separators and a fixed number of
-// decimals (default 0), e.g. formatNumber(1234.567, 2) is "1,234.57".
-func formatNumber(p ...any) (any, error) {
-	if err := arity("formatNumber", p, 1, 2); err != nil {
+// helperLocale returns the locale a helper formats with: the argument at
+// index i when given (e.g. formatNumber(x, 2, "de-CH")), else the
+// template's; zero for a template without one.
+func helperLocale(name string, f *formatting, p []any, i int) (locale.Locale, error) {
+	if len(p) > i && p[i] != nil {
+		s, ok := p[i].(string)
+		if !ok {
+			return locale.Locale{}, fmt.Errorf("%s: the locale must be text such as \"de-DE\"", name)
+		}
+		l, err := locale.Parse(s)
+		if err != nil {
+			return locale.Locale{}, fmt.Errorf("%s: locale %v", name, err)
+		}
+		return l, nil
+	}
+	return f.loc, nil
+}
+
+// decimalsArg reads an optional decimals argument at index i.
+func decimalsArg(name string, p []any, i, def int) (int, error) {
+	if len(p) <= i || p[i] == nil {
+		return def, nil
+	}
+	d, ok := toFloat(p[i])
+	if !ok || d < 0 || d > 10 || d != math.Trunc(d) {
+		return 0, errors.New(name + ": decimals must be a whole number from 0 to 10")
+	}
+	return int(d), nil
+}
+
+// formatNumber formats with the locale's separators and a fixed number
+// of decimals (default 0), e.g. formatNumber(1234.567, 2) is "1,234.57"
+// ("1.234,57" in de-DE); a third argument names another locale.
+func formatNumber(f *formatting, p []any) (any, error) {
+	if err := arity("formatNumber", p, 1, 3); err != nil {
 		return nil, err
 	}
 	if p[0] == nil {
 		return "", nil
 	}
-	f, ok := toFloat(p[0])
+	x, ok := toFloat(p[0])
 	if !ok {
 		return nil, fmt.Errorf("formatNumber: %s is not a number", describe(p[0]))
 	}
-	decimals := 0
-	if len(p) == 2 {
-		d, ok := toFloat(p[1])
-		if !ok || d < 0 || d > 10 || d != math.Trunc(d) {
-			return nil, errors.New("formatNumber: decimals must be a whole number from 0 to 10")
-		}
-		decimals = int(d)
+	decimals, err := decimalsArg("formatNumber", p, 1, 0)
+	if err != nil {
+		return nil, err
 	}
-	num := groupDigits(math.Abs(f), decimals)
-	if f < 0 && strings.Trim(num, "0.,") != "" {
+	loc, err := helperLocale("formatNumber", f, p, 2)
+	if err != nil {
+		return nil, err
+	}
+	if !loc.IsZero() {
+		return loc.Number(x, decimals), nil
+	}
+	num := groupDigits(math.Abs(x), decimals)
+	if x < 0 && strings.Trim(num, "0.,") != "" {
 		num = "-" + num
 	}
 	return num, nil
+}
+
+// formatPercent formats a fraction as a percentage with decimals
+// decimals (default 0): formatPercent(0.19) is "19%" ("19 %" in de-DE).
+func formatPercent(f *formatting, p []any) (any, error) {
+	if err := arity("formatPercent", p, 1, 3); err != nil {
+		return nil, err
+	}
+	if p[0] == nil {
+		return "", nil
+	}
+	x, ok := toFloat(p[0])
+	if !ok {
+		return nil, fmt.Errorf("formatPercent: %s is not a number", describe(p[0]))
+	}
+	decimals, err := decimalsArg("formatPercent", p, 1, 0)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := helperLocale("formatPercent", f, p, 2)
+	if err != nil {
+		return nil, err
+	}
+	if !loc.IsZero() {
+		return loc.Percent(x, decimals), nil
+	}
+	s, err := formatNumber(defaultFormatting, []any{x * 100, decimals})
+	if err != nil {
+		return nil, err
+	}
+	return s.(string) + "%", nil
+}
+
+// translate is t("key"): the text for key in the effective locale's
+// translations, falling back to its language (de-CH to de), then to the
+// template's default language, then to the key itself.
+func translate(f *formatting, p []any) (any, error) {
+	if err := arity("t", p, 1, 1); err != nil {
+		return nil, err
+	}
+	s, _ := f.translate(formatValue(p[0]))
+	return s, nil
+}
+
+// localized adapts a helper that takes the template's formatting, which
+// Compile passes as a hidden first argument.
+func localized(fn func(f *formatting, p []any) (any, error)) func(p ...any) (any, error) {
+	return func(p ...any) (any, error) {
+		f := defaultFormatting
+		if len(p) > 0 {
+			if x, ok := p[0].(*formatting); ok {
+				f, p = x, p[1:]
+			}
+		}
+		return fn(f, p)
+	}
 }
 
 // groupDigits formats a non-negative number with "," between thousands.
@@ -146,12 +259,16 @@ func groupDigits(f float64, decimals int) string {
 	return b.String()
 }
 
-// formatDate formats a date with a layout written either with tokens
-// (YYYY, YY, MMMM, MMM, MM, M, dddd, ddd, DD, D, HH, hh, mm, ss, A) or as a Go layout;
-// the default is "YYYY-MM-DD". Dates may be time values or RFC 3339 /
+// formatDate formats a date in the template's locale with a style
+// (short, medium, long, full, time, datetime: "long" is "November 25,
+// 2026" in en-US and "25. November 2026" in de-DE) or a layout written
+// with tokens (YYYY, YY, MMMM, MMM, MM, M, dddd, ddd, DD, D, HH, hh, mm,
+// ss, A) or as a Go layout; names follow the locale. The default is
+// "YYYY-MM-DD" without a locale and the medium style with one; a third
+// argument names another locale. Dates may be time values or RFC 3339 /
 // YYYY-MM-DD text. A missing date formats as "".
-func formatDate(p ...any) (any, error) {
-	if err := arity("formatDate", p, 1, 2); err != nil {
+func formatDate(f *formatting, p []any) (any, error) {
+	if err := arity("formatDate", p, 1, 3); err != nil {
 		return nil, err
 	}
 	if p[0] == nil {
@@ -161,15 +278,27 @@ func formatDate(p ...any) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("formatDate: %s is not a date", describe(p[0]))
 	}
-	layout := "2006-01-02"
-	if len(p) == 2 {
+	layout := ""
+	if len(p) >= 2 && p[1] != nil {
 		s, ok := p[1].(string)
 		if !ok {
 			return nil, errors.New("formatDate: the layout must be text")
 		}
-		layout = goLayout(s)
+		layout = s
 	}
-	return t.Format(layout), nil
+	loc, err := helperLocale("formatDate", f, p, 2)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !loc.IsZero():
+		return loc.Date(t, layout), nil
+	case locale.IsStyle(layout):
+		return enUS.Date(t, layout), nil
+	case layout == "":
+		layout = "2006-01-02"
+	}
+	return t.Format(goLayout(layout)), nil
 }
 
 // dateTokens translate token layouts to Go layouts, longest first.

@@ -265,6 +265,13 @@ const libreOfficeProfile = `<?xml version="1.0" encoding="UTF-8"?>
 // soffice --headless --convert-to csv and returns its rows.
 func libreOfficeCSV(t *testing.T, soffice string, workbook []byte) [][]string {
 	t.Helper()
+	return libreOfficeExport(t, soffice, workbook, false)
+}
+
+// libreOfficeExport converts a workbook's first sheet to CSV: the cells'
+// values, or with asShown the text LibreOffice displays for them.
+func libreOfficeExport(t *testing.T, soffice string, workbook []byte, asShown bool) [][]string {
+	t.Helper()
 	dir := t.TempDir()
 	profile := filepath.Join(dir, "profile")
 	if err := os.MkdirAll(filepath.Join(profile, "user"), 0o755); err != nil {
@@ -279,9 +286,10 @@ func libreOfficeCSV(t *testing.T, soffice string, workbook []byte) [][]string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	// Comma-separated, UTF-8, cell values rather than their formatted text.
+	// Comma-separated, UTF-8, cell values rather than their formatted text
+	// (unless asShown).
 	cmd := exec.CommandContext(ctx, soffice, "--headless", "--norestore", "-env:UserInstallation=file://"+profile,
-		"--convert-to", "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false",
+		"--convert-to", "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,"+strconv.FormatBool(asShown)+",false,false",
 		"--outdir", dir, in)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("soffice: %v\n%s", err, out)
@@ -297,4 +305,46 @@ func libreOfficeCSV(t *testing.T, soffice string, workbook []byte) [][]string {
 		t.Fatal(err)
 	}
 	return rows
+}
+
+// TestLibreOfficeShowsLocaleFormats opens the German invoice's workbook in
+// LibreOffice and reads what its cells show: the euro after the amount
+// with two decimals, dates in the German pattern, and German month names
+// through the format's language id. The separators are the reader's
+// system's, so either kind is accepted. Skipped without LibreOffice.
+func TestLibreOfficeShowsLocaleFormats(t *testing.T) {
+	soffice := ""
+	for _, name := range []string{"soffice", "libreoffice"} {
+		if p, err := exec.LookPath(name); err == nil {
+			soffice = p
+			break
+		}
+	}
+	if soffice == "" {
+		t.Skip("LibreOffice (soffice) is not installed; install libreoffice-calc-nogui to run this test")
+	}
+	def := schemaDef(`{"locale":"de-DE","sections":[{"id":"b","components":[{"type":"table","props":{"rows":"rows","columns":[
+		{"header":"Amount","value":"{{ row.a }}","format":"currency:EUR"},
+		{"header":"Yen","value":"{{ row.a }}","format":"currency:JPY"},
+		{"header":"Due","value":"{{ row.d }}","format":"date"},
+		{"header":"Long","value":"{{ row.d }}","format":"date:long"},
+		{"header":"Share","value":"{{ row.p }}","format":"percent:1"}]}}]}]}`)
+	input := map[string]any{"rows": []any{map[string]any{"a": 612345.5, "d": "2026-12-09", "p": 0.19}}}
+	workbook, _ := MustRenderFormat(t, MustCompile(t, def), input, XLSX, Options{})
+	rows := libreOfficeExport(t, soffice, workbook, true)
+	t.Logf("LibreOffice shows %q", rows)
+	if len(rows) < 2 || len(rows[1]) < 5 {
+		t.Fatalf("LibreOffice shows %q", rows)
+	}
+	for i, want := range []*regexp.Regexp{
+		regexp.MustCompile(`^612[.,]345[.,]50\x{a0}€$`),
+		regexp.MustCompile(`^612[.,]346\x{a0}¥$`),
+		regexp.MustCompile(`^09\.12\.2026$`),
+		regexp.MustCompile(`^9\. Dezember 2026$`),
+		regexp.MustCompile(`^19[.,]0\x{a0}%$`),
+	} {
+		if !want.MatchString(rows[1][i]) {
+			t.Errorf("column %d shows %q, want %s", i+1, rows[1][i], want)
+		}
+	}
 }

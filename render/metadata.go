@@ -63,6 +63,9 @@ type docInfo struct {
 // one (render has no clock).
 func (t *Template) info(values map[string]any, opts Options, limits Limits) (docInfo, error) {
 	in := docInfo{title: opts.Title, author: opts.Author, created: opts.Created}
+	if t.fmt != nil && !t.fmt.loc.IsZero() {
+		in.language = t.fmt.loc.String() // the schema's metadata.language wins
+	}
 	if md := t.doc.metadata; md != nil {
 		ev := newEvaluator(limits)
 		env := ev.env(values, 0)
@@ -79,7 +82,9 @@ func (t *Template) info(values map[string]any, opts Options, limits Limits) (doc
 			}
 			*f.dst = s
 		}
-		in.language = md.language
+		if md.language != "" {
+			in.language = md.language
+		}
 		if !md.created.IsZero() {
 			in.created = md.created
 		}

@@ -216,6 +216,7 @@ func (c *compiler) parseSchema(raw json.RawMessage) *document {
 	if !ok {
 		return doc
 	}
+	c.parseLocale(o, c.override) // before any expression is compiled
 	if f := c.oneOf(o, "schema", "format", "", string(PDF), string(XLSX)); f != "" {
 		doc.format = Format(f)
 	}

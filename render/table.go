@@ -170,7 +170,7 @@ func (c *compiler) parseColumn(path string, raw []byte) *tableColumn {
 		c.add(path+".value", "is required, e.g. \"{{ row.name }}\"")
 	}
 	if f, ok := c.str(o, path, "format"); ok {
-		format, err := parseCellFormat(f)
+		format, err := parseCellFormat(f, c.locale())
 		if err != nil {
 			c.add(path+".format", "%v", err)
 		}

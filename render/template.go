@@ -32,6 +32,8 @@ type Template struct {
 	usesPages bool
 	// warnings are what Compile accepted but the author probably did not mean.
 	warnings []Issue
+	// fmt is the locale the template formats with and its translations.
+	fmt *formatting
 }
 
 // compiler collects everything Compile learns and every problem it finds.
@@ -44,6 +46,8 @@ type compiler struct {
 	styles     fontStyle
 	images     map[string]*literalImage // literal images by source
 	objects    []objectAt               // every schema object read, for unknown keys
+	fmt        *formatting              // locale and translations, once the schema's are read
+	override   string                   // the request's locale (Definition.Locale)
 }
 
 func (c *compiler) compileExpr(path, src string) *expression {
@@ -65,13 +69,14 @@ func (e *Engine) Compile(def Definition) (t *Template, err error) {
 		}
 	}()
 	limits := DefaultLimits()
-	c := &compiler{limits: limits, exprs: newExprCompiler(limits)}
+	c := &compiler{limits: limits, exprs: newExprCompiler(limits), override: def.Locale}
 	doc := c.parseSchema(def.Schema)
 	if c.components > limits.Components {
 		c.add("schema", "has %d components, maximum %d", c.components, limits.Components)
 	}
 	vars, consts, calcs := c.parseVariables(def)
 	warnings := append(c.unknownKeys(), undeclaredNames(doc.sections, def)...)
+	warnings = append(warnings, c.translationWarnings()...)
 	if len(warnings) > maxIssues {
 		warnings = warnings[:maxIssues]
 	}
@@ -91,6 +96,10 @@ func (e *Engine) Compile(def Definition) (t *Template, err error) {
 		depth:      c.depth,
 		styles:     c.styles | styleRegular,
 		warnings:   warnings,
+		fmt:        c.fmt,
+	}
+	if t.fmt == nil {
+		t.fmt = defaultFormatting
 	}
 	t.headerSections = doc.sectionsWithRole(roleHeader)
 	t.footerSections = doc.sectionsWithRole(roleFooter)

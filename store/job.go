@@ -17,7 +17,7 @@ var _ app.JobStore = (*DB)(nil)
 
 const jobCols = `id, team_id, template_id, batch_id, status, format, filename, metadata, variables, priority, error, error_code,
 	error_info, file_path, file_size, api_key_id, created_by, attempts, created_at, started_at, completed_at, expires_at, duration_ms,
-	template_version, request_id, crashes`
+	template_version, request_id, crashes, locale`
 
 func scanJob(row scanner) (*app.Job, error) {
 	var j app.Job
@@ -26,7 +26,7 @@ func scanJob(row scanner) (*app.Job, error) {
 	var started, completed, expires, duration, version sql.NullInt64
 	err := row.Scan(&j.ID, &j.TeamID, &j.TemplateID, &j.BatchID, &j.Status, &j.Format, &j.Filename, &meta, &vars, &j.Priority,
 		&j.Error, &j.ErrorCode, &info, &j.FilePath, &j.FileSize, &j.APIKeyID, &j.CreatedBy, &j.Attempts, &created,
-		&started, &completed, &expires, &duration, &version, &j.RequestID, &j.Crashes)
+		&started, &completed, &expires, &duration, &version, &j.RequestID, &j.Crashes, &j.Locale)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrNotFound(app.ECodeJobNotFound, "job")
 	} else if err != nil {
@@ -77,10 +77,10 @@ func insertJobs(ctx context.Context, tx *Tx, jobs []*app.Job) error {
 		if j.ErrorInfo != nil {
 			info = mustJSON(j.ErrorInfo)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
 			nullJSON(j.Metadata), nullJSON(j.Variables), j.Priority, j.Error, j.ErrorCode, info, j.FilePath, j.FileSize,
 			j.APIKeyID, j.CreatedBy, j.Attempts, ms(j.CreatedAt), msPtr(j.StartedAt), msPtr(j.CompletedAt), msPtr(j.ExpiresAt), j.DurationMS,
-			j.TemplateVersion, j.RequestID, j.Crashes); err != nil {
+			j.TemplateVersion, j.RequestID, j.Crashes, j.Locale); err != nil {
 			return err
 		}
 	}
