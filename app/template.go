@@ -163,6 +163,9 @@ type TemplateService struct {
 	Now       func() time.Time
 	// Activity, when set, records template events in the team's feed.
 	Activity *ActivityLog
+	// Assets resolves asset:<ref> references when rendering, and carries
+	// assets in exports and imports; nil: templates cannot use assets.
+	Assets *AssetService
 
 	mu    sync.Mutex
 	cache map[string]compiled
