@@ -305,7 +305,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Templates:         templates,
 		Documents:         docs,
 		ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout,
-		Analytics: &app.AnalyticsService{Store: m.DB, Counts: m.DB, Dash: m.DB, Jobs: m.DB, Templates: m.DB, Teams: m.DB, Now: m.Now},
+		Analytics: &app.AnalyticsService{Store: m.DB, Counts: m.DB, Dash: m.DB, Jobs: m.DB, Templates: m.DB, Teams: m.DB, Assets: m.DB, Now: m.Now},
 		Logger:    m.Logger,
 	}
 	m.openOps(docs)
