@@ -56,8 +56,8 @@ type pdfWriter struct {
 	imgBytes int64
 	decoded  map[string]*imageData // images decoded from data URIs and assets, by source
 	assets   AssetResolver
-	qrs      map[string][][]bool   // QR modules by level and value
-	bars     map[string][]bool     // barcode modules by value
+	qrs      map[string][][]bool // QR modules by level and value
+	bars     map[string][]bool   // barcode modules by value
 }
 
 // MaxLayoutPasses bounds how often a document whose layout depends on its
