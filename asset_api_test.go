@@ -292,3 +292,52 @@ func TestAssetTenancy(t *testing.T) {
 	// B uploads its own "logo": same name, another team, no conflict.
 	s.must(200, "POST", "/api/assets", b.token, map[string]any{"name": "logo", "contentBase64": b64(logo)})
 }
+
+// TestAssetExportImport exports a template with the asset it names and
+// imports it into another team: the asset comes along, a name taken by
+// other bytes is renamed and the schema follows, the same bytes are reused.
+func TestAssetExportImport(t *testing.T) {
+	s := startServer(t)
+	a, b := s.signup("Exporter"), s.signup("Importer")
+	logo := assetPNG(t, 12, 12, color.NRGBA{1, 2, 3, 255})
+	id := s.must(200, "POST", "/api/assets", a.token, map[string]any{"name": "logo", "contentBase64": b64(logo)}).str("id")
+	tpl := s.createTemplate(a.token, "Letter", imageTemplate("asset:"+id)).str("id")
+	exp := s.must(200, "GET", "/api/templates/"+tpl+"/export", a.token, nil)
+	assets := exp.get("assets").([]any)
+	if len(assets) != 1 || assets[0].(map[string]any)["ref"] != id || assets[0].(map[string]any)["name"] != "logo" {
+		t.Fatalf("export assets: %s", truncate(exp.raw, 500))
+	}
+	importFile := func(token string) resp {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		fw, _ := mw.CreateFormFile("file", "letter.json")
+		fw.Write(exp.raw)
+		mw.Close()
+		return s.must(200, "POST", "/api/templates/import", token, buf.Bytes(), "Content-Type", mw.FormDataContentType())
+	}
+	// B has another "logo": the imported one becomes "logo (Imported)".
+	s.must(200, "POST", "/api/assets", b.token, map[string]any{"name": "logo", "contentBase64": b64(assetPNG(t, 5, 5, color.White))})
+	imp := importFile(b.token)
+	got := s.must(200, "GET", "/api/templates/"+imp.str("templateId"), b.token, nil)
+	if !strings.Contains(string(got.raw), `"asset:logo (Imported)"`) {
+		t.Fatalf("imported schema: %s", got.raw)
+	}
+	c := s.must(200, "GET", "/api/assets/logo%20(Imported)/content", b.token, nil)
+	if !bytes.Equal(c.raw, logo) {
+		t.Fatal("imported asset bytes differ")
+	}
+	if u := s.must(200, "GET", "/api/assets/logo%20(Imported)", b.token, nil); len(u.get("usedBy").([]any)) != 1 {
+		t.Fatalf("usedBy after import: %s", u.raw)
+	}
+	// A second import reuses the asset: same bytes, no third copy.
+	importFile(b.token)
+	if l := s.must(200, "GET", "/api/assets", b.token, nil); l.str("meta.total") != "2" {
+		t.Fatalf("assets after the second import: %s", l.raw)
+	}
+	keyB := s.createKey(b.token, nil)
+	g := s.must(200, "POST", "/api/v1/documents/generate", keyB, map[string]any{"templateId": imp.str("templateId"), "format": "pdf"})
+	_, _, pdf := s.download(g.str("downloadUrl"))
+	if n := pdfImageCount(t, pdf); n != 1 {
+		t.Fatalf("imported template draws %d images", n)
+	}
+}
