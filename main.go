@@ -400,7 +400,7 @@ func (m *Main) openWebhooks(ctx context.Context, docs *app.DocumentService) erro
 func (m *Main) openDashboard(auth *app.AuthService) *app.SessionService {
 	sv := m.Server
 	sessions := &app.SessionService{Sessions: m.DB, Auth: auth, Now: m.Now}
-	sv.Dashboard = &dashboard.Dashboard{Sessions: sessions, Auth: sv.Auth, Keys: sv.Keys, Templates: sv.Templates, Documents: sv.Documents,
+	sv.Dashboard = &dashboard.Dashboard{Sessions: sessions, Auth: sv.Auth, Keys: sv.Keys, Templates: sv.Templates, Documents: sv.Documents, Assets: sv.Assets,
 		Analytics: sv.Analytics, Webhooks: sv.Webhooks, Teams: sv.Teams, Accounts: sv.Accounts, Logger: m.Logger}
 	return sessions
 }

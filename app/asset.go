@@ -479,8 +479,12 @@ func (s *AssetService) DeleteAsset(ctx context.Context, ref string) error {
 		for i, u := range uses {
 			names[i] = u.Name
 		}
-		return (&Error{Code: ECodeAssetInUse, Message: fmt.Sprintf("%s is used by %s: %s; remove it from %s first",
-			a.Name, Plural(int64(len(uses)), "template"), strings.Join(names, ", "), map[bool]string{true: "it", false: "them"}[len(uses) == 1])}).
+		those := "those templates"
+		if len(uses) == 1 {
+			those = "that template"
+		}
+		return (&Error{Code: ECodeAssetInUse, Message: fmt.Sprintf("%s is used by %s: %s; take it out of %s (and publish) first",
+			a.Name, Plural(int64(len(uses)), "template"), strings.Join(names, ", "), those)}).
 			WithInfo("templates", uses)
 	})
 	if err != nil {
