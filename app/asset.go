@@ -243,7 +243,7 @@ func (s *AssetService) check(ctx context.Context, data []byte) (*checked, error)
 		err := c.decode()
 		release()
 		if err != nil {
-			return nil, errAsset("the %s image cannot be read: %v", strings.ToUpper(c.format), err)
+			return nil, errAsset("%s", upperFirst(err.Error()))
 		}
 	}
 	return c, nil

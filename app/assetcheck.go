@@ -146,8 +146,10 @@ func checkWebP(data []byte) (*checked, error) {
 	}
 	return &checked{kind: AssetImage, format: "webp", contentType: "image/webp", width: cfg.Width, height: cfg.Height,
 		decode: func() error {
-			_, err := webp.Decode(bytes.NewReader(data))
-			return err
+			if _, err := webp.Decode(bytes.NewReader(data)); err != nil {
+				return fmt.Errorf("the WebP image cannot be read: %v", err)
+			}
+			return nil
 		}, decodeCost: cost}, nil
 }
 
