@@ -1,13 +1,17 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"encoding/base64"
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"mime/multipart"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -339,5 +343,59 @@ func TestAssetExportImport(t *testing.T) {
 	_, _, pdf := s.download(g.str("downloadUrl"))
 	if n := pdfImageCount(t, pdf); n != 1 {
 		t.Fatalf("imported template draws %d images", n)
+	}
+}
+
+// TestAssetBackupRestore: a backup without --with-files still holds the
+// assets (a team's own files, not documents Folio can make again); a
+// server started on the restored directory serves them.
+func TestAssetBackupRestore(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	s := startServerIn(t, data)
+	u := s.signup("Backup")
+	logo := assetPNG(t, 9, 9, color.NRGBA{9, 9, 9, 255})
+	s.must(200, "POST", "/api/assets", u.token, map[string]any{"name": "logo", "contentBase64": b64(logo)})
+	out := filepath.Join(t.TempDir(), "backup.tar.gz")
+	if code, stdout, stderr := runCLI(t, "admin", "backup", "--data", data, "--out", out); code != 0 {
+		t.Fatalf("backup: %d %q %q", code, stdout, stderr)
+	}
+	s.Close()
+
+	restored := filepath.Join(t.TempDir(), "restored")
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	assets := 0
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(h.Name, "files/assets/") {
+			assets++
+		}
+		p := filepath.Join(restored, filepath.FromSlash(h.Name))
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		b, _ := io.ReadAll(tr)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if assets != 1 {
+		t.Fatalf("the backup holds %d asset files, want 1", assets)
+	}
+	s2 := startServerIn(t, restored)
+	tok := s2.must(200, "POST", "/api/auth/login", "", map[string]any{"email": u.email, "password": u.password}).str("accessToken")
+	if c := s2.must(200, "GET", "/api/assets/logo/content", tok, nil); !bytes.Equal(c.raw, logo) {
+		t.Fatal("the restored asset differs")
 	}
 }
