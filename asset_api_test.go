@@ -216,7 +216,11 @@ func TestAssetInUse(t *testing.T) {
 	u := s.signup("InUse")
 	key := s.createKey(u.token, nil)
 	id := s.must(200, "POST", "/api/assets", u.token, map[string]any{"name": "logo", "contentBase64": b64(assetPNG(t, 40, 20, color.NRGBA{10, 120, 10, 255}))}).str("id")
-	tpl := s.createTemplate(u.token, "Report", imageTemplate("asset:logo")).str("id")
+	report := s.createTemplate(u.token, "Report", imageTemplate("asset:logo"))
+	if strings.Contains(string(report.raw), "no asset") {
+		t.Fatalf("warning for an asset the team has: %s", report.raw)
+	}
+	tpl := report.str("id")
 	byID := s.createTemplate(u.token, "By id", imageTemplate("asset:"+id)).str("id")
 
 	g := s.must(200, "POST", "/api/v1/documents/generate", key, map[string]any{"templateId": tpl, "format": "pdf"})
@@ -252,7 +256,11 @@ func TestAssetInUse(t *testing.T) {
 	s.must(204, "DELETE", "/api/assets/"+id, u.token, nil)
 
 	// A template naming a missing asset saves, and its documents fail saying which.
-	gone := s.createTemplate(u.token, "Gone", imageTemplate("asset:logo")).str("id")
+	created := s.createTemplate(u.token, "Gone", imageTemplate("asset:logo"))
+	if !strings.Contains(string(created.raw), "asset:logo: the team has no asset with that name or id") {
+		t.Fatalf("no warning for a missing asset: %s", created.raw)
+	}
+	gone := created.str("id")
 	f := s.do("POST", "/api/v1/documents/generate", key, map[string]any{"templateId": gone, "format": "pdf"})
 	s.wantError(f, 404, "ERR_ASSET_001")
 	if !strings.Contains(f.str("message"), "asset:logo not found") {
@@ -288,7 +296,11 @@ func TestAssetTenancy(t *testing.T) {
 	}
 	// B names A's asset by id: its documents do not get it, and A may still delete it.
 	keyB := s.createKey(b.token, nil)
-	tpl := s.createTemplate(b.token, "Borrow", imageTemplate("asset:"+id)).str("id")
+	borrow := s.createTemplate(b.token, "Borrow", imageTemplate("asset:"+id))
+	if !strings.Contains(string(borrow.raw), "the team has no asset") {
+		t.Fatalf("B's reference to A's asset is not warned about: %s", borrow.raw)
+	}
+	tpl := borrow.str("id")
 	s.wantError(s.do("POST", "/api/v1/documents/generate", keyB, map[string]any{"templateId": tpl, "format": "pdf"}), 404, "ERR_ASSET_001")
 	s.wantError(s.do("POST", "/api/templates/"+tpl+"/preview", b.token, map[string]any{"format": "pdf"}), 404, "ERR_ASSET_001")
 	s.must(204, "DELETE", "/api/assets/"+id, a.token, nil)

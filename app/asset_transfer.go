@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"folio/render"
 )
 
 // exportAssets returns the assets t's schema names, with their bytes.
@@ -130,4 +132,20 @@ func renameAssetRefs(schema json.RawMessage, names map[string]string) (json.RawM
 		return v
 	}
 	return json.Marshal(walk(v))
+}
+
+// assetWarnings names the asset references of t's schema that its team has
+// no asset for: the template saves (the asset may be uploaded next), but
+// its documents would fail with ERR_ASSET_001 until then.
+func (s *TemplateService) assetWarnings(ctx context.Context, t *Template) []render.Issue {
+	if s.Assets == nil {
+		return nil
+	}
+	var out []render.Issue
+	for _, ref := range AssetRefs(t.Schema) {
+		if _, err := s.Assets.Assets.FindAsset(ctx, t.TeamID, ref); ErrorCode(err) == ECodeAssetNotFound {
+			out = append(out, render.Issue{Path: "schema", Message: fmt.Sprintf("asset:%s: the team has no asset with that name or id; upload it (POST /api/assets) before generating", clip(ref, 80))})
+		}
+	}
+	return out
 }

@@ -416,8 +416,11 @@ func checkFont(data []byte) (*checked, error) {
 			return nil, errAsset("the outline of glyph %d of the font cannot be read; the font is damaged", gid)
 		}
 	}
+	// A cmap's ranges may span the whole code space: look at a bounded
+	// number of characters for one that maps to a glyph.
 	mapped := 0
-	for it := f.Cmap.Iter(); it.Next() && mapped < 1; {
+	it := f.Cmap.Iter()
+	for n := 0; n < 1<<16 && mapped == 0 && it.Next(); n++ {
 		r, _ := it.Char()
 		if gid, ok := face.NominalGlyph(r); ok && int(gid) < glyphs {
 			mapped++

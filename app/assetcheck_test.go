@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/image/font/gofont/goitalic"
 	"golang.org/x/image/font/gofont/goregular"
@@ -132,16 +133,40 @@ func TestPlanAssetBytes(t *testing.T) {
 	}
 }
 
+// checkWithin runs checkAsset and fails when it has not answered within a
+// half a minute: a file that makes a parser loop is a hostile file the
+// upload must not hang on, and the fuzzer keeps it as a crasher.
+func checkWithin(t *testing.T, data []byte) (*checked, error) {
+	type result struct {
+		c   *checked
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, err := checkAsset(data)
+		done <- result{c, err}
+	}()
+	select {
+	case r := <-done:
+		return r.c, r.err
+	case <-time.After(30 * time.Second): // a hang guard, far above any real check
+		t.Fatalf("checkAsset did not answer within 30 s for %d bytes", len(data))
+	}
+	return nil, nil
+}
+
 // FuzzAssetFont feeds the font check mutations of real fonts: it must
 // answer (accept or refuse with ERR_ASSET_), never panic or hang.
 func FuzzAssetFont(f *testing.F) {
 	otf, _ := os.ReadFile("testdata/assets/cfftest.otf")
 	f.Add(otf)
+	ttf, _ := os.ReadFile("testdata/assets/glyftest.ttf")
+	f.Add(ttf)
 	f.Add(goregular.TTF[:4096])
 	f.Add([]byte("OTTO\x00\x01\x00\x00"))
 	f.Add([]byte("\x00\x01\x00\x00\x00\x01\x00\x10\x00\x00\x00\x00cmap\x00\x00\x00\x00\x00\x00\x00\x1c\x00\x00\x00\x04"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := checkAsset(data)
+		c, err := checkWithin(t, data)
 		if err != nil {
 			if ErrorCode(err) == "" {
 				t.Fatalf("not an *Error: %v", err)
@@ -162,7 +187,7 @@ func FuzzAssetSVG(f *testing.F) {
 	f.Add(`<svg xmlns="http://www.w3.org/2000/svg"><use href="#a"/><style>a{fill:url(#g)}</style></svg>`)
 	f.Add(`<?xml version="1.0" encoding="UTF-8"?><svg xmlns="http://www.w3.org/2000/svg" onclick="x"/>`)
 	f.Fuzz(func(t *testing.T, s string) {
-		c, err := checkAsset([]byte(s))
+		c, err := checkWithin(t, []byte(s))
 		if err != nil {
 			if ErrorCode(err) == "" {
 				t.Fatalf("not an *Error: %v", err)

@@ -254,7 +254,7 @@ func (s *TemplateService) create(ctx context.Context, p *Principal, t *Template)
 	if err != nil {
 		return schemaError(err)
 	}
-	t.Warnings = warningsOf(ct)
+	t.Warnings = append(warningsOf(ct), s.assetWarnings(ctx, t)...)
 	if err := s.Templates.CreateTemplate(ctx, t); err != nil { // checks the plan's template count
 		return err
 	}
