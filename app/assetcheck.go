@@ -59,7 +59,7 @@ func checkAsset(data []byte) (c *checked, err error) {
 	// one is a hostile or broken file, refused like any other.
 	defer func() {
 		if r := recover(); r != nil {
-			c, err = nil, errAsset("the file cannot be read (%v); it may be damaged", r)
+			c, err = nil, errAsset("the file is damaged and cannot be read (%v)", r)
 		}
 	}()
 	if len(data) == 0 {
@@ -440,7 +440,7 @@ func checkFont(data []byte) (*checked, error) {
 		style = "italic"
 	}
 	weight := int(desc.Aspect.Weight)
-	if weight <= 0 {
+	if weight < 1 || weight > 1000 { // OpenType's range; anything else is a damaged OS/2 table
 		weight = 400
 	}
 	format, ct := "ttf", "font/ttf"

@@ -106,6 +106,36 @@ func TestCheckAssetRefusals(t *testing.T) {
 	}
 }
 
+// TestCheckFontDamagedTables overwrites each table of a real font in turn:
+// a damaged table every renderer reads is refused with a message naming
+// it (a panic inside the parser included), and whatever is accepted still
+// describes itself sanely.
+func TestCheckFontDamagedTables(t *testing.T) {
+	src := goregular.TTF
+	refused := map[string]string{"cmap": "Cmap", "head": "units per em", "hhea": "hhea", "maxp": "maxp", "name": "name",
+		"glyf": "glyf", "loca": "damaged"}
+	n := int(binary.BigEndian.Uint16(src[4:]))
+	for i := range n {
+		e := src[12+16*i:]
+		tag := strings.TrimSpace(string(e[:4]))
+		off, size := binary.BigEndian.Uint32(e[8:]), binary.BigEndian.Uint32(e[12:])
+		b := append([]byte(nil), src...)
+		for j := off; j < off+min(size, 512); j++ {
+			b[j] = 0xff
+		}
+		c, err := checkAsset(b)
+		if want, ok := refused[tag]; ok {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s damaged: %v, want a refusal saying %q", tag, err, want)
+			}
+			continue
+		}
+		if err == nil && (c.font.Weight < 1 || c.font.Weight > 1000 || c.font.Family == "") {
+			t.Errorf("%s damaged: accepted as %+v", tag, c.font)
+		}
+	}
+}
+
 func TestAssetRefs(t *testing.T) {
 	schema := `{"sections":[{"id":"b","components":[{"type":"image","props":{"src":"asset:logo"}},
 		{"type":"text","props":{"content":"asset: not a ref","fontFamily":"asset:ast_123"}},
