@@ -148,9 +148,6 @@ func (b *browser) checkPhone(paths ...string) {
 		if width[0] > width[1] {
 			b.t.Errorf("%s is %d px wide on a %d px screen", p, width[0], width[1])
 		}
-		if p == "/app/jobs" {
-			b.shot("phone-jobs")
-		}
 	}
 }
 
@@ -254,7 +251,6 @@ func dashboardTeam(t *testing.T, s *testServer, b *browser, ada scenarioResult) 
 
 	// Bob, in the same browser: the invitation waits for him on the team page.
 	b.logout()
-	b.shot("login")
 	b.login(bob.email, bob.password)
 	b.chipSays("(personal)")
 	b.open("/app/team")

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -28,8 +27,6 @@ import (
 // invitee from the mail to the team, and two-factor set up with a wrong
 // code first. Any console error or warning, JavaScript exception, CSP
 // violation or dialog fails it.
-//
-//	go test -run TestDashboardFirstHour -screenshots .   # writes docs/screenshots/template-editor*.png
 func TestDashboardFirstHour(t *testing.T) {
 	chromiumPath(t)
 	for _, size := range []struct {
@@ -107,10 +104,11 @@ func selectText(field, after, text string) chromedp.Action[chromedp.Void] {
 		cm.setSelection(cm.posFromIndex(i), cm.posFromIndex(i + %s.length)); cm.scrollIntoView(cm.posFromIndex(i), 120); cm.focus();`, x, a, x, x)))
 }
 
-// lintLines returns the lines (from 0) a code field marks as errors.
-func lintLines(b *browser, field string) []int {
+// lintLines returns the lines (from 0) a code field marks with severity
+// ("error" or "warning").
+func lintLines(b *browser, field, severity string) []int {
 	b.t.Helper()
-	return get(b, "lint marks", chromedp.Evaluate[[]int](cmJS(field, `return cm.getAllMarks().filter((m) => (m.className || "").includes("CodeMirror-lint-mark-error")).map((m) => m.find().from.line);`)))
+	return get(b, "lint marks", chromedp.Evaluate[[]int](cmJS(field, fmt.Sprintf(`return cm.getAllMarks().filter((m) => (m.className || "").includes("CodeMirror-lint-mark-%s")).map((m) => m.find().from.line);`, severity))))
 }
 
 func firstHour(t *testing.T, w, h int64) {
@@ -121,7 +119,6 @@ func firstHour(t *testing.T, w, h int64) {
 	con := watchConsole(b)
 	b.do("screen size", chromedp.EmulateViewport(w, h))
 	desktop := w >= 1100
-	suffix := map[bool]string{true: "", false: "-phone"}[desktop]
 
 	// Sign up, and verify with the mail's link.
 	email := b.signup("Ada")
@@ -208,25 +205,49 @@ func firstHour(t *testing.T, w, h int64) {
 	b.waitJS("the problem listed", `document.querySelector("#schema-status").textContent.includes("unknown component type")`)
 	want := get(b, "the line of the problem", chromedp.Evaluate[int](cmJS("schema", `const v = cm.getValue(); return cm.posFromIndex(v.indexOf('sparkline')).line;`)))
 	b.waitJS("the mark", cmJS("schema", `return cm.getAllMarks().some((m) => (m.className || "").includes("CodeMirror-lint-mark-error"));`))
-	if got := lintLines(b, "schema"); len(got) != 1 || got[0] != want {
+	if got := lintLines(b, "schema", "error"); len(got) != 1 || got[0] != want {
 		t.Fatalf("marked lines %v, want the line of the type, %d", got, want)
 	}
 	if n := get(b, "gutter markers", chromedp.Evaluate[int](`document.querySelectorAll(".cm-schema .CodeMirror-lint-marker-error").length`)); n != 1 {
 		t.Fatalf("%d gutter markers, want 1", n)
 	}
-	if desktop && *screenshots {
-		b.do("show the schema", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.querySelector(".cm-schema").getBoundingClientRect().top + scrollY - 120)`))
-		b.viewShot("template-editor-problem")
-	}
 	b.do("undo", chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
 	b.waitJS("the schema valid again", `document.querySelector("#schema-status .ok")`)
 	b.waitJS("no marks", cmJS("schema", `return !cm.getAllMarks().some((m) => (m.className || "").includes("CodeMirror-lint-mark"));`))
+	// A name nothing declares is a warning, as Save and a dry run answer
+	// it: listed with its path, marked at its line, and the schema stays
+	// valid (the preview renders).
+	b.do("a typo in a name", selectText("schema", `"Statement {{`, "invoiceNumber"), chromedp.KeyEvent("invoiceNumbr"))
+	b.waitJS("the warning listed", `document.querySelector("#schema-status .ok") &&
+		Array.from(document.querySelectorAll("#schema-status ul.warning li"), (li) => li.textContent).some((t) =>
+			t.startsWith("schema.sections[") && t.includes('"invoiceNumbr" is not a declared variable') && t.includes("did you mean invoiceNumber?"))`)
+	want = get(b, "the line of the typo", chromedp.Evaluate[int](cmJS("schema", `const v = cm.getValue(); return cm.posFromIndex(v.indexOf('invoiceNumbr')).line;`)))
+	b.waitJS("the warning mark", cmJS("schema", `return cm.getAllMarks().some((m) => (m.className || "").includes("CodeMirror-lint-mark-warning"));`))
+	if got := lintLines(b, "schema", "warning"); len(got) != 1 || got[0] != want {
+		t.Fatalf("warnings marked at lines %v, want the line of the typo, %d", got, want)
+	}
+	if got := lintLines(b, "schema", "error"); len(got) != 0 {
+		t.Fatalf("a warning marked as an error at lines %v", got)
+	}
+	b.do("undo", chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+	b.waitJS("no warnings", `document.querySelector("#schema-status .ok") && !document.querySelector("#schema-status ul.warning")`)
+	b.waitJS("no marks", cmJS("schema", `return !cm.getAllMarks().some((m) => (m.className || "").includes("CodeMirror-lint-mark"));`))
+	// Declarations the server cannot read (constants that are a list) are
+	// the variables' problem alone: the schema is still checked.
+	consts := get(b, "the constants", chromedp.Evaluate[string](`document.querySelector("#constants").value`))
+	// (both checks answer 400: the browser logs the failed loads)
+	con.expect(s.URL() + "/app/templates/validate-schema")
+	con.expect(s.URL() + "/app/templates/validate-variables")
+	b.do("unreadable constants", typeInto("#constants", `[1]`))
+	b.waitJS("the variables' problem", `document.querySelector("#variables-status .bad") && document.querySelector("#schema-status .ok")`)
+	b.do("the constants back", typeInto("#constants", consts))
+	b.waitJS("the variables valid again", `document.querySelector("#variables-status .ok") && document.querySelector("#schema-status .ok")`)
 	// Text that is not JSON is marked where it breaks.
 	b.do("break the JSON", chromedp.Evaluate[chromedp.Void](cmJS("schema", `cm.setCursor(cm.posFromIndex(cm.getValue().indexOf('"sections"'))); cm.focus();`)), chromedp.KeyEvent("x"))
 	b.waitJS("the JSON error", `(document.querySelector("#schema-status .bad") || {}).textContent?.includes("not valid JSON")`)
 	wantLine := get(b, "the broken line", chromedp.Evaluate[int](cmJS("schema", `return cm.getCursor().line;`)))
 	b.waitJS("the JSON mark", cmJS("schema", `return cm.getAllMarks().some((m) => (m.className || "").includes("CodeMirror-lint-mark-error"));`))
-	if got := lintLines(b, "schema"); len(got) != 1 || got[0] != wantLine {
+	if got := lintLines(b, "schema", "error"); len(got) != 1 || got[0] != wantLine {
 		t.Fatalf("JSON error marked at %v, want line %d", got, wantLine)
 	}
 	b.do("undo", chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
@@ -255,21 +276,8 @@ func firstHour(t *testing.T, w, h int64) {
 	if width := get(b, "page width", chromedp.Evaluate[[]int](`[document.scrollingElement.scrollWidth, window.innerWidth]`)); width[0] > width[1] {
 		t.Fatalf("with the XLSX table the editor is %d px wide on a %d px screen", width[0], width[1])
 	}
-	if *screenshots && desktop {
-		b.viewShot("template-editor-xlsx")
-	}
 	b.do("PDF", chromedp.SetValue(chromedp.CSS("#format"), "pdf"), chromedp.Evaluate[chromedp.Void](`document.querySelector("#format").dispatchEvent(new Event("change"))`))
 	b.waitJS("the PDF again", `!document.querySelector("#preview-frame").hidden && document.querySelector("#preview-table").hidden && document.querySelector("#preview-status .ok")`)
-	if *screenshots {
-		b.do("show the schema", scrollTo(desktop, ".cm-schema"))
-		time.Sleep(1500 * time.Millisecond) // let the PDF viewer draw the page
-		b.viewShot("template-editor" + suffix)
-		if !desktop {
-			b.do("show the preview", scrollTo(desktop, "#preview-pane"))
-			time.Sleep(1500 * time.Millisecond)
-			b.viewShot("template-editor-phone-preview")
-		}
-	}
 
 	// Publish.
 	b.do("release notes", chromedp.SendKeys(chromedp.CSS(`#publish-form textarea`), "First release"))
@@ -367,25 +375,6 @@ func firstHour(t *testing.T, w, h int64) {
 
 	con.check(t, "during the first hour")
 	b.checkClean()
-}
-
-// scrollTo brings an element near the top of a phone's screen (a laptop's
-// shows the editor from the top).
-func scrollTo(desktop bool, sel string) chromedp.Action[chromedp.Void] {
-	if desktop {
-		return chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`)
-	}
-	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`window.scrollTo(0, document.querySelector(%q).getBoundingClientRect().top + scrollY - 8)`, sel))
-}
-
-// viewShot saves a screenshot of what the screen shows (not the whole
-// page) when -screenshots is given.
-func (b *browser) viewShot(name string) {
-	b.t.Helper()
-	png := get(b, "screenshot "+name, chromedp.CaptureScreenshot())
-	if err := os.WriteFile(filepath.Join("docs", "screenshots", name+".png"), png, 0o644); err != nil {
-		b.t.Fatal(err)
-	}
 }
 
 // curlJSON posts a JSON body with curl (as the README's quick start does),

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,10 +26,8 @@ import (
 )
 
 // The dashboard's end-to-end tests drive a real headless Chromium (Debian's
-// chromium; .ci/run installs it). Without one they skip.
-//
-//	go test -run TestDashboard -screenshots .   # also writes docs/screenshots/*.png
-var screenshots = flag.Bool("screenshots", false, "dashboard tests: write screenshots of the main pages to docs/screenshots")
+// chromium; .ci/run installs it). Without one they skip. The README's
+// pictures are TestScreenshots' (screenshots_test.go).
 
 // chromiumPath finds the browser, or skips the test.
 func chromiumPath(t testing.TB) string {
@@ -189,21 +186,6 @@ func (b *browser) waitJS(what, expr string) {
 	get(b, "wait for "+what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(15*time.Second)))
 }
 
-// shot saves a screenshot of the page when -screenshots is given.
-func (b *browser) shot(name string) {
-	b.t.Helper()
-	if !*screenshots {
-		return
-	}
-	png := get(b, "screenshot "+name, chromedp.FullScreenshot(100))
-	if err := os.MkdirAll(filepath.Join("docs", "screenshots"), 0o755); err != nil {
-		b.t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join("docs", "screenshots", name+".png"), png, 0o644); err != nil {
-		b.t.Fatal(err)
-	}
-}
-
 // typeInto replaces a field's text: a textarea's value with an input event,
 // or the text of the code editor (CodeMirror) that replaced it.
 func typeInto(sel, text string) chromedp.Action[chromedp.Void] {
@@ -273,9 +255,7 @@ type scenarioResult struct {
 func dashboardScenario(t *testing.T, s *testServer, b *browser) scenarioResult {
 	b.t = t
 	b.open("/app/signup")
-	b.shot("signup")
 	email := b.signup("Ada")
-	b.shot("templates-empty")
 
 	// The verification link of the mail lands on a page that verifies.
 	mails := s.mails(email)
@@ -294,7 +274,6 @@ func dashboardScenario(t *testing.T, s *testServer, b *browser) scenarioResult {
 
 	// A template from the invoice example.
 	b.open("/app/templates/new")
-	b.shot("template-new")
 	b.do("pick the invoice", chromedp.Click(chromedp.CSS(`input[name=example][value=invoice]`)),
 		chromedp.SendKeys(chromedp.ID("template-name"), "Invoice"))
 	b.submit("#create-template")
@@ -384,7 +363,6 @@ func dashboardScenario(t *testing.T, s *testServer, b *browser) scenarioResult {
 	if !keyText.MatchString(key) {
 		t.Fatalf("plain key %q", key)
 	}
-	b.shot("api-keys")
 
 	// A document through the API, with that key and a plain HTTP client.
 	vars, err := os.ReadFile(filepath.Join("testdata", "templates", "invoice.vars.json"))
@@ -401,7 +379,6 @@ func dashboardScenario(t *testing.T, s *testServer, b *browser) scenarioResult {
 	b.open("/app/jobs")
 	b.waitJS("the completed job", fmt.Sprintf(`document.querySelector('tr[data-job=%q][data-status="completed"] a.download')`, jobID))
 	href := get(b, "download link", chromedp.AttributeValue(chromedp.CSS(fmt.Sprintf(`tr[data-job=%q] a.download`, jobID)), "href")).Value
-	b.shot("jobs")
 	status, hdr, body := s.download(href)
 	if status != 200 || !bytes.HasPrefix(body, []byte("%PDF-")) || hdr.Get("Content-Type") != "application/pdf" {
 		t.Fatalf("download %s: %d %s %q", href, status, hdr.Get("Content-Type"), body[:min(len(body), 20)])
@@ -421,7 +398,6 @@ func dashboardScenario(t *testing.T, s *testServer, b *browser) scenarioResult {
 	if got := get(b, "job download", chromedp.AttributeValue(chromedp.ID("download"), "href")).Value; got != href {
 		t.Fatalf("job page link %q, jobs list %q", got, href)
 	}
-	b.shot("job-detail")
 	b.checkClean()
 	return scenarioResult{email: email, password: "correct horse", tplID: tplID, key: key}
 }
@@ -496,10 +472,8 @@ func dashboardPages(t *testing.T, s *testServer, b *browser, ada scenarioResult)
 	if got := get(b, "today's bar", chromedp.Evaluate[string](`document.querySelector("#chart rect.bar:last-of-type title").textContent`)); !strings.HasSuffix(got, ": 1") {
 		t.Fatalf("today's bar says %q, want the one document", got)
 	}
-	b.shot("usage")
 
 	b.open("/app/")
-	b.shot("overview")
 	// A webhook subscription: its secret shown once; disabled and enabled again.
 	b.open("/app/webhooks")
 	b.do("the webhook URL", chromedp.SendKeys(chromedp.CSS(`#webhook-form input[name=url]`), "https://127.0.0.1:9/folio"))
@@ -518,7 +492,6 @@ func dashboardPages(t *testing.T, s *testServer, b *browser, ada scenarioResult)
 			t.Fatalf("the webhook is %q, want %q", got, step.badge)
 		}
 	}
-	b.shot("webhooks")
 
 	b.checkPhone("/app/jobs", "/app/templates", "/app/keys", "/app/usage", "/app/templates/"+ada.tplID,
 		"/app/account", "/app/webhooks", "/app/webhooks/"+webhookID, "/app/")
@@ -526,7 +499,6 @@ func dashboardPages(t *testing.T, s *testServer, b *browser, ada scenarioResult)
 	b.open("/app/account")
 	b.submit("#enable-2fa")
 	b.waitJS("the QR code", `document.querySelector("#qr") && document.querySelector("#qr").naturalWidth > 0`)
-	b.shot("account-2fa")
 
 	b.open("/app/team")
 	b.do("create a team", chromedp.SendKeys(chromedp.CSS(`form[action="/app/teams"] input[name=name]`), "Acme Docs"))
@@ -537,7 +509,6 @@ func dashboardPages(t *testing.T, s *testServer, b *browser, ada scenarioResult)
 	if got := b.text(".team-chip"); !strings.Contains(got, "Acme Docs") {
 		t.Fatalf("current team %q after creating one", got)
 	}
-	b.shot("team")
 	b.checkClean()
 }
 

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +18,8 @@ import (
 // TestSaveWarnsWithPaths: a key no component reads (colour), an unknown
 // prop and a name no declaration gives are accepted, and every answer that
 // checks a template lists them as warnings with their JSON paths: create,
-// update, validate-schema (given the declarations) and a dry run.
+// update, validate-schema (given the declarations; the API's and the
+// editor's) and a dry run.
 func TestSaveWarnsWithPaths(t *testing.T) {
 	s := startServer(t)
 	u := s.signup("Warned")
@@ -64,6 +68,25 @@ func TestSaveWarnsWithPaths(t *testing.T) {
 	if v.str("valid") != "true" {
 		t.Errorf("warnings make a schema invalid: %s", v.raw)
 	}
+	// The editor's check as you type (the dashboard's route, with the
+	// declarations the editor holds) answers the same.
+	c := dashClient(t, s)
+	c.login(u)
+	c.page("/app/templates")
+	b, _ := json.Marshal(map[string]any{"templateType": "attachment", "schema": schema, "variables": vars})
+	req, _ := http.NewRequest("POST", s.URL()+"/app/templates/validate-schema", bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-CSRF-Token", c.csrf())
+	res, err := c.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ed map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&ed); err != nil || res.StatusCode != 200 {
+		t.Fatalf("the editor's validate-schema: %d %v", res.StatusCode, err)
+	}
+	res.Body.Close()
+	check("the editor's validate-schema", ed["warnings"])
 	dry := s.must(200, "POST", "/api/v1/documents/generate?dryRun=true", key, map[string]any{"templateId": "warned", "format": "pdf",
 		"variables": map[string]any{"number": "1", "customer": "ACME"}})
 	check("dry run", dry.get("warnings"))

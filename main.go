@@ -333,10 +333,17 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Backup: func(ctx context.Context, withFiles bool, w io.Writer, progress func(copied, total int64)) error {
 			return store.WriteBackup(ctx, m.DB, m.Bolt, c.Data, withFiles, w, progress)
 		}}
-	if err := m.admin.Start(); err != nil {
+	if err := m.admin.Listen(); err != nil {
 		// Operator commands fall back to the files; only a live backup needs it.
 		m.Logger.Warn("admin socket unavailable; folio admin backup will need the server stopped", "path", m.admin.Path, "err", err)
 		m.admin = nil
+	} else {
+		go func(a *web.AdminSocket) {
+			// Serving goes on without the socket: only a live backup needs it.
+			if err := a.Serve(); err != nil {
+				m.Logger.Error("admin socket stopped; folio admin backup cannot reach this server until it restarts", "path", a.Path, "err", err)
+			}
+		}(m.admin)
 	}
 	if m.reloadOnHangup {
 		// Before serving: a SIGHUP sent as soon as the port answers must
@@ -507,7 +514,9 @@ func newLogger(w io.Writer, format string) *slog.Logger {
 func (m *Main) Close() error {
 	var errs []error
 	if m.admin != nil {
-		m.admin.Close()
+		if err := m.admin.Close(); err != nil {
+			m.Logger.Warn("admin socket close", "path", m.admin.Path, "err", err)
+		}
 	}
 	// A janitor pass ends within one of its short steps (store/maintain.go);
 	// it stops first so the writer is the requests' during the grace.
@@ -676,6 +685,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	docs := fs.Int64("documents", 0, "number of document credits")
 	out := fs.String("out", "", "backup archive to write (.tar.gz)")
 	withFiles := fs.Bool("with-files", false, "backup: include generated documents")
+	timeout := fs.Duration("timeout", 0, "backup: give up when the backup has not finished after this long, e.g. 30m (default: no limit)")
 	var g store.GrowOptions
 	fs.IntVar(&g.Jobs, "jobs", 10_000, "grow: job rows to write")
 	fs.IntVar(&g.Teams, "teams", 1000, "grow: small teams beside the big one")
@@ -686,7 +696,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	switch cmd {
 	case "backup":
-		return backup(ctx, *data, *out, *withFiles, stdout, stderr)
+		return backup(ctx, *data, *out, *withFiles, *timeout, web.BackupTimeouts{}, stdout, stderr)
 	case "grow":
 		return grow(ctx, *data, g, stdout, stderr)
 	}
@@ -904,8 +914,17 @@ func soak(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // backup writes a backup archive, through the running server when there is
 // one (it holds the bbolt file), else from the files directly, printing the
-// copy's progress on stderr every tenth.
-func backup(ctx context.Context, data, out string, withFiles bool, stdout, stderr io.Writer) error {
+// copy's progress on stderr every tenth. timeout, when not 0, bounds the
+// whole backup; t bounds waiting on the server (web.FetchBackup).
+func backup(ctx context.Context, data, out string, withFiles bool, timeout time.Duration, t web.BackupTimeouts, stdout, stderr io.Writer) error {
+	if timeout < 0 {
+		return fmt.Errorf("--timeout %s: must not be negative (0: no limit)", timeout)
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
 	printed := -1
 	progress := func(copied, total int64) {
 		pct := 100
@@ -918,10 +937,13 @@ func backup(ctx context.Context, data, out string, withFiles bool, stdout, stder
 		}
 	}
 	live := func(w io.Writer) (bool, error) {
-		return web.FetchBackup(filepath.Join(data, "admin.sock"), withFiles, w, progress)
+		return web.FetchBackup(ctx, filepath.Join(data, "admin.sock"), withFiles, w, progress, t)
 	}
 	fromServer, err := store.BackupFile(ctx, data, out, withFiles, live, progress)
 	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("backup not finished within --timeout %s; nothing was written to %s; run it again with a longer --timeout, or with none (no limit)", timeout, out)
+		}
 		return err
 	}
 	via := "data directory (no server running)"

@@ -24,13 +24,17 @@ type openAPIDoc struct {
 }
 
 type openAPIOp struct {
-	OperationID string              `json:"operationId"`
-	Tags        []string            `json:"tags"`
-	Summary     string              `json:"summary"`
-	Security    []map[string][]any  `json:"security"`
-	Parameters  []map[string]any    `json:"parameters"`
-	RequestBody *openAPIBody        `json:"requestBody"`
-	Responses   map[string]struct{} `json:"responses"`
+	OperationID string             `json:"operationId"`
+	Tags        []string           `json:"tags"`
+	Summary     string             `json:"summary"`
+	Security    []map[string][]any `json:"security"`
+	Parameters  []map[string]any   `json:"parameters"`
+	RequestBody *openAPIBody       `json:"requestBody"`
+	Responses   map[string]struct {
+		Headers map[string]struct {
+			Description string `json:"description"`
+		} `json:"headers"`
+	} `json:"responses"`
 }
 
 type openAPIBody struct {
@@ -578,8 +582,22 @@ func (w *exampleWorld) run(t *testing.T, key string, op openAPIOp) {
 	}
 	r := w.s.do(method, target, token, body, headers...)
 	w.last[key] = r
-	if want := op.successStatus(); r.status != want {
+	want := op.successStatus()
+	if r.status != want {
 		t.Errorf("%s (as %s): status %d, want %d\n%s", key, who, r.status, want, truncate(r.raw, 400))
+		return
+	}
+	// The documented response headers are sent; a Content-Disposition is
+	// of the documented kind (attachment or inline).
+	for name, h := range op.Responses[fmt.Sprint(want)].Headers {
+		got := r.header.Get(name)
+		if got == "" {
+			t.Errorf("%s: documents the header %s, the answer has none", key, name)
+			continue
+		}
+		if kind, _, _ := strings.Cut(h.Description, ";"); name == "Content-Disposition" && !strings.HasPrefix(got, kind+";") {
+			t.Errorf("%s: Content-Disposition %q, documented %q", key, got, h.Description)
+		}
 	}
 }
 

@@ -144,6 +144,11 @@ func TestUnlimitedPlanIsTheSelfHostedDefault(t *testing.T) {
 	if got := elementText(t, page, "quota"); !strings.Contains(got, "60 / no limit") {
 		t.Errorf("#quota says %q", got)
 	}
+	// Credits are not what documents wait for here: "0 documents available"
+	// would say the opposite of the plan.
+	if got := elementText(t, page, "credits"); !strings.Contains(got, "Not needed on this plan") || strings.Contains(got, "available in all") {
+		t.Errorf("#credits says %q", got)
+	}
 	if got := elementText(t, page, "plan"); !strings.Contains(got, "Plan: unlimited") || !strings.Contains(got, "no monthly quota") ||
 		!strings.Contains(got, "folio admin set-plan") {
 		t.Errorf("#plan says %q: it should show the plan and how an operator changes it", got)

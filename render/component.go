@@ -114,11 +114,13 @@ func (c *compiler) parseComponent(path string, raw json.RawMessage, d depth) *co
 		if !o.present("type") {
 			c.add(path+".type", "is required")
 		}
+		o.markAll() // without a type, no key is known or unknown
 		return nil
 	}
 	parse, known := elementParsers[kind]
 	if !known {
 		c.add(path+".type", "unknown component type %q", clip(kind, 40))
+		o.markAll() // the type is the mistake, not its props
 		return nil
 	}
 	comp.kind = kind

@@ -110,6 +110,14 @@ func (o object) present(key string) bool {
 	return ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
 
+// markAll counts every key as read: for an object whose keys cannot be
+// judged (a component of an unknown type), so none is warned about.
+func (o object) markAll() {
+	for k := range o.fields {
+		o.mark(k)
+	}
+}
+
 func (o object) mark(key string) {
 	if o.read != nil {
 		o.read[key] = true

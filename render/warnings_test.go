@@ -45,10 +45,18 @@ func TestCompileWarnings(t *testing.T) {
 		t.Errorf("schema alone: warnings %v", w)
 	}
 
-	// Beside errors, the warnings come with the SchemaError.
+	// A component of an unknown type is an error; its props are not also
+	// warned about as unknown keys.
 	_, err := MustEngine(t).Compile(Definition{Schema: json.RawMessage(`{"sections": [{"id": "b", "components": [
-		{"type": "text", "props": {"content": "x", "style": {"fontSize": 200, "colour": "red"}}}]}]}`)})
+		{"type": "sparkline", "props": {"content": "x"}}, {"props": {"content": "y"}}, {"type": "text", "props": {"content": "z", "colour": "red"}}]}]}`)})
 	var se *SchemaError
+	if !errors.As(err, &se) || len(se.Issues) != 2 || len(se.Warnings) != 1 || se.Warnings[0].Path != "schema.sections[0].components[2].props.colour" {
+		t.Errorf("err = %v, warnings %v; want two type errors and the colour warning alone", err, se)
+	}
+
+	// Beside errors, the warnings come with the SchemaError.
+	_, err = MustEngine(t).Compile(Definition{Schema: json.RawMessage(`{"sections": [{"id": "b", "components": [
+		{"type": "text", "props": {"content": "x", "style": {"fontSize": 200, "colour": "red"}}}]}]}`)})
 	if !errors.As(err, &se) || len(se.Warnings) != 1 || se.Warnings[0].Path != "schema.sections[0].components[0].props.style.colour" {
 		t.Errorf("err = %v, warnings %v; want the fontSize error and the colour warning", err, se)
 	}

@@ -107,7 +107,7 @@ func TestRetentionStopsWithItsContext(t *testing.T) {
 	}
 	db, _ := mustGrow(t, 20_000, 10)
 	ctx, cancel := context.WithCancel(context.Background())
-	testHookStep = func(n int) {
+	testHookStep = func(n int, _ time.Duration) {
 		if n == 3 {
 			cancel()
 		}

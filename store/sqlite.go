@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,7 +34,9 @@ type DB struct {
 	touches keyTouches
 	stop    chan struct{} // ends the background flush
 	flushed chan struct{} // closed when it has ended
-	once    sync.Once
+	// checkpointed is closed when checkpointLoop has ended (checkpoint.go).
+	checkpointed chan struct{}
+	once         sync.Once
 
 	writes     chan *writeReq // to the writer goroutine
 	sendMu     sync.RWMutex   // held to send on writes; Close takes it to end sends
@@ -69,7 +72,8 @@ func open(ctx context.Context, path, upTo string) (*DB, error) {
 			return nil, err
 		}
 	}
-	w, err := sql.Open("sqlite", dsn("&_txlock=immediate"))
+	// The writer checkpoints only a large WAL (checkpoint.go).
+	w, err := sql.Open("sqlite", dsn("&_txlock=immediate&_pragma=wal_autocheckpoint("+strconv.Itoa(writerCheckpointPages)+")"))
 	if err != nil {
 		return nil, err
 	}
@@ -85,9 +89,10 @@ func open(ctx context.Context, path, upTo string) (*DB, error) {
 	// and preparing its statements again) and closed them after use.
 	r.SetMaxOpenConns(readConns)
 	r.SetMaxIdleConns(readConns)
-	db := &DB{Path: path, write: newPool(w), read: newPool(r), stop: make(chan struct{}), flushed: make(chan struct{}),
+	db := &DB{Path: path, write: newPool(w), read: newPool(r), stop: make(chan struct{}), flushed: make(chan struct{}), checkpointed: make(chan struct{}),
 		writes: make(chan *writeReq, maxGroup), writerDone: make(chan struct{})}
 	go db.writer()
+	go db.checkpointLoop(checkpointEvery)
 	go db.flushLoop(touchFlush)
 	if err := db.migrate(ctx, upTo); err != nil {
 		db.Close()
@@ -118,6 +123,7 @@ func (db *DB) Close() error {
 	db.once.Do(func() {
 		close(db.stop)
 		<-db.flushed
+		<-db.checkpointed
 		err = db.flushTouches(context.Background())
 		db.sendMu.Lock()
 		db.closed = true

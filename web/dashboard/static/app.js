@@ -314,11 +314,26 @@
         mark(texts, notes);
         return;
       }
-      const [sv, vv] = await Promise.all([
-        validate("/app/templates/validate-schema", { templateType: form.dataset.type, schema: values.schema }),
-        validate("/app/templates/validate-variables", { variables: values.variables, constants: values.constants, calculatedVariables: values.calculatedVariables }),
+      // The schema is checked with the declarations, as Save checks it: a
+      // name an expression reads that nothing declares is warned about.
+      const decl = { variables: values.variables, constants: values.constants, calculatedVariables: values.calculatedVariables };
+      const schemaOnly = { templateType: form.dataset.type, schema: values.schema };
+      let [sv, vv] = await Promise.all([
+        validate("/app/templates/validate-schema", Object.assign({}, schemaOnly, decl)),
+        validate("/app/templates/validate-variables", decl),
       ]);
+      // Declarations the server cannot read (a name that is a number) are
+      // the variables box's problem: the schema is checked alone.
+      if (sv.request && vv.request && mine === seq) sv = await validate("/app/templates/validate-schema", schemaOnly);
       if (mine !== seq) return;
+      // The declarations' own problems are listed (and marked) once, by
+      // validate-variables.
+      if (!sv.request) {
+        const own = (x) => !x.path || x.path === "schema" || x.path.startsWith("schema.") || x.path.startsWith("schema[");
+        sv.errors = (sv.errors || []).filter(own);
+        sv.warnings = (sv.warnings || []).filter(own);
+        sv.valid = sv.errors.length === 0;
+      }
       const results = [[sBox, sv], [vBox, vv]];
       results.forEach(([box, v]) => {
         if (v.request) { box.replaceChildren(el("div", "bad", v.request)); return; }
