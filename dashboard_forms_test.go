@@ -175,6 +175,7 @@ func TestDashboardFormsCarryCSRF(t *testing.T) {
 	if failed == "" {
 		t.Fatal("no failed job")
 	}
+	asset := s.must(200, "POST", "/api/assets", olga.token, map[string]any{"name": "logo", "contentBase64": examplePNG}).str("id")
 	revoked := s.must(200, "POST", "/api/api-keys", olga.token, map[string]any{"name": "old"}).str("id")
 	s.must(200, "POST", "/api/api-keys/"+revoked+"/revoke", olga.token, nil)
 
@@ -257,6 +258,8 @@ func TestDashboardFormsCarryCSRF(t *testing.T) {
 		"GET /app/webhooks/{id}":           "/app/webhooks/" + sub,
 		"GET /app/account":                 "/app/account",
 		"GET /app/usage":                   "/app/usage",
+		"GET /app/assets":                  "/app/assets",
+		"GET /app/assets/{id}/content":     "/app/assets/" + asset + "/content",
 		"GET /app/team":                    "", // below, in the team
 		"GET /app/login":                   "", // signed out
 		"GET /app/signup":                  "",

@@ -46,6 +46,9 @@ var matrixBodies = map[string]any{
 	"POST /api/teams":                                                       map[string]any{"name": "T2"},
 	"POST /api/teams/members/invite":                                        map[string]any{"email": "someone@example.com", "role": "member"},
 	"POST /api/v1/webhook-subscriptions/{id}/deliveries/{deliveryId}/retry": nil,
+	"POST /api/assets":                                                      map[string]any{"name": "mine", "contentBase64": examplePNG},
+	"PUT /api/assets/{id}":                                                  map[string]any{"contentBase64": examplePNG},
+	"PATCH /api/assets/{id}":                                                map[string]any{"name": "Stolen"},
 }
 
 // selfRoutes act on the caller's own account or membership; they are
@@ -91,8 +94,11 @@ func TestRouteIsolationMatrix(t *testing.T) {
 	s.must(200, "POST", "/api/teams/members/invite", a.token, map[string]any{"email": "pending@example.com", "role": "member"}, ha...)
 	inv := s.lastInvitationID("pending@example.com")
 
+	asset := s.must(200, "POST", "/api/assets", a.token, map[string]any{"name": "Acme logo", "contentBase64": examplePNG}, ha...).str("id")
+
 	ids := map[string]string{"{tpl}": tpl.str("id"), "{job}": job.str("jobId"), "{cat}": cat}
-	secrets := []string{tpl.str("id"), tpl.str("shortId"), job.str("jobId"), bat.str("batchId"), folder, cat, sub.str("id"), dlv, keyID, share, inv, team, "Acme Invoice", "Acme folder"}
+	secrets := []string{tpl.str("id"), tpl.str("shortId"), job.str("jobId"), bat.str("batchId"), folder, cat, sub.str("id"), dlv, keyID, share, inv, team, "Acme Invoice", "Acme folder",
+		asset, "Acme logo"}
 
 	// Tokens that must never authenticate.
 	jwtKey, err := os.ReadFile(filepath.Join(s.Config.Data, "keys", "jwt.key"))
@@ -132,6 +138,7 @@ func TestRouteIsolationMatrix(t *testing.T) {
 			{"{versionId}", version}, {"/api/templates/{id}", "/api/templates/" + tpl.str("id")}, {"/api/v1/templates/{id}", "/api/v1/templates/" + tpl.str("id")},
 			{"{jobId}", job.str("jobId")}, {"{batchId}", bat.str("batchId")}, {"{deliveryId}", dlv},
 			{"/api/v1/webhook-subscriptions/{id}", "/api/v1/webhook-subscriptions/" + sub.str("id")}, {"/api/users/{id}", "/api/users/" + a.id},
+			{"/api/assets/{id}", "/api/assets/" + asset},
 		} {
 			concrete = strings.ReplaceAll(concrete, r.param, r.val)
 		}
@@ -205,7 +212,7 @@ func TestRouteIsolationMatrix(t *testing.T) {
 			needs = "analytics:read"
 		case method != "GET" && strings.HasPrefix(path, "/api/v1/documents"):
 			needs = "attachments:write"
-		case method != "GET" && strings.HasPrefix(path, "/api/v1/templates"):
+		case method != "GET" && (strings.HasPrefix(path, "/api/v1/templates") || strings.HasPrefix(path, "/api/assets")):
 			needs = "templates:write"
 		}
 		if needs != "" {
@@ -222,6 +229,9 @@ func TestRouteIsolationMatrix(t *testing.T) {
 	s.must(200, "GET", "/api/templates/"+tpl.str("id"), a.token, nil, ha...)
 	s.must(200, "GET", "/api/v1/documents/jobs/"+job.str("jobId"), keyA, nil)
 	s.must(200, "GET", "/api/v1/webhook-subscriptions/"+sub.str("id"), keyA, nil)
+	if r := s.must(200, "GET", "/api/assets/"+asset, keyA, nil); r.str("name") != "Acme logo" {
+		t.Errorf("A's asset changed: %s", r.raw)
+	}
 	t.Logf("%d routes x %d attackers checked", checked, len(badAuth)+5)
 	_ = fmt.Sprint
 }

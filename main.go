@@ -277,7 +277,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return err
 	}
 	activity := &app.ActivityLog{Store: m.DB, Logger: m.Logger, Now: m.Now}
-	templates := &app.TemplateService{Templates: m.DB, Teams: m.DB, Engine: engine, Now: m.Now, Activity: activity}
+	assetSvc := &app.AssetService{Assets: m.DB, Teams: m.DB, Files: &store.Files{Root: filepath.Join(c.Data, "files")}, Memory: engine, Now: m.Now}
+	templates := &app.TemplateService{Templates: m.DB, Teams: m.DB, Engine: engine, Now: m.Now, Activity: activity, Assets: assetSvc}
 	docs := &app.DocumentService{
 		Jobs: m.DB, Batches: m.DB, Templates: templates, Teams: m.DB, Queue: m.Bolt, Files: &store.Files{Root: filepath.Join(c.Data, "files")},
 		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics,
@@ -299,11 +300,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Teams: &app.TeamService{Teams: m.DB, Invitations: m.DB, Users: m.DB, Activity: activity, Mailer: mailer,
 			Config: app.TeamConfig{BaseURL: c.BaseURL, DefaultPlan: c.DefaultPlan}, Now: m.Now},
 		Accounts:          accounts,
+		Assets:            assetSvc,
 		Keys:              &app.KeyService{Keys: m.DB, Teams: m.DB, Now: m.Now},
 		Templates:         templates,
 		Documents:         docs,
 		ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout,
-		Analytics: &app.AnalyticsService{Store: m.DB, Counts: m.DB, Dash: m.DB, Jobs: m.DB, Templates: m.DB, Teams: m.DB, Now: m.Now},
+		Analytics: &app.AnalyticsService{Store: m.DB, Counts: m.DB, Dash: m.DB, Jobs: m.DB, Templates: m.DB, Teams: m.DB, Assets: m.DB, Now: m.Now},
 		Logger:    m.Logger,
 	}
 	m.openOps(docs)
@@ -405,7 +407,7 @@ func (m *Main) openWebhooks(ctx context.Context, docs *app.DocumentService) erro
 func (m *Main) openDashboard(auth *app.AuthService) *app.SessionService {
 	sv := m.Server
 	sessions := &app.SessionService{Sessions: m.DB, Auth: auth, Now: m.Now}
-	sv.Dashboard = &dashboard.Dashboard{Sessions: sessions, Auth: sv.Auth, Keys: sv.Keys, Templates: sv.Templates, Documents: sv.Documents,
+	sv.Dashboard = &dashboard.Dashboard{Sessions: sessions, Auth: sv.Auth, Keys: sv.Keys, Templates: sv.Templates, Documents: sv.Documents, Assets: sv.Assets,
 		Analytics: sv.Analytics, Webhooks: sv.Webhooks, Teams: sv.Teams, Accounts: sv.Accounts, Logger: m.Logger}
 	return sessions
 }

@@ -53,6 +53,7 @@ func TestPermDataDirIsPrivate(t *testing.T) {
 	key := s.createKey(u.token, nil)
 	s.must(200, "POST", "/api/v1/webhook-subscriptions", key, map[string]any{"url": "https://93.184.215.14/hook", "events": []string{"document.generated"}})
 	s.must(200, "POST", "/api/users/me/avatar", u.token, map[string]any{"imageData": base64.StdEncoding.EncodeToString(encodePNG(t, 8, 8))})
+	s.must(200, "POST", "/api/assets", u.token, map[string]any{"name": "logo", "contentBase64": base64.StdEncoding.EncodeToString(encodePNG(t, 8, 8))})
 	tpl := s.createTemplate(u.token, "Invoice", invoiceTemplate)
 	s.must(200, "POST", "/api/v1/documents/generate", key, map[string]any{"templateId": tpl.str("id"), "format": "pdf", "variables": map[string]any{"number": "1", "customer": "c"}})
 
@@ -63,7 +64,7 @@ func TestPermDataDirIsPrivate(t *testing.T) {
 		t.Fatalf("backup: %d %q %q", code, stdout, stderr)
 	}
 	checkPrivateTree(t, data, "folio.db", "folio.db-wal", "folio.db-shm", "queue.db", "keys/jwt.key", "keys/download.key",
-		"tls/key.pem", "tls/cert.pem", "mail", "files", "files/avatars/"+u.id+".png", "admin.sock")
+		"tls/key.pem", "tls/cert.pem", "mail", "files", "files/avatars/"+u.id+".png", "files/assets", "admin.sock")
 	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("backup archive %s: %v, want mode 0600", fi.Mode(), err)
 	}

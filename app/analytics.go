@@ -65,7 +65,9 @@ type AnalyticsService struct {
 	Jobs      JobStore
 	Templates TemplateStore
 	Teams     TeamStore
-	Now       func() time.Time
+	// Assets, when set, adds the asset storage to the usage.
+	Assets AssetStore
+	Now    func() time.Time
 }
 
 func (s *AnalyticsService) reader(ctx context.Context) (*Principal, error) {
@@ -280,6 +282,8 @@ type Usage struct {
 	CreditsUsed        int64  `json:"creditsUsed"`
 	CreditsRemaining   int64  `json:"creditsRemaining"`
 	Quota              int64  `json:"quota"`
+	// AssetStorage is the team's asset storage against its plan's.
+	AssetStorage *AssetStorage `json:"assetStorage,omitempty"`
 }
 
 // Usage reports this month's generation against the plan's quota. Failed
@@ -299,6 +303,17 @@ func (s *AnalyticsService) Usage(ctx context.Context) (*Usage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Usage{Period: month, DocumentsGenerated: u.Documents + u.CreditsUsed, CreditsUsed: u.CreditsUsed,
-		CreditsRemaining: team.Credits, Quota: plan.DocumentsPerMonth}, nil
+	out := &Usage{Period: month, DocumentsGenerated: u.Documents + u.CreditsUsed, CreditsUsed: u.CreditsUsed,
+		CreditsRemaining: team.Credits, Quota: plan.DocumentsPerMonth}
+	if s.Assets != nil {
+		used, n, err := s.Assets.AssetUsage(ctx, p.TeamID)
+		if err != nil {
+			return nil, err
+		}
+		out.AssetStorage = &AssetStorage{UsedBytes: used, Assets: n}
+		if plan.AssetBytes > 0 {
+			out.AssetStorage.LimitBytes = &plan.AssetBytes
+		}
+	}
+	return out, nil
 }

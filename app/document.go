@@ -311,6 +311,7 @@ func (s *DocumentService) Download(ctx context.Context, jobID, expires, signatur
 func (s *DocumentService) documentOptions(ctx context.Context, t *Template, teamID string, created time.Time, interactive bool) render.Options {
 	o := s.renderOptions(interactive)
 	o.Title, o.Created = t.Name, created.UTC()
+	o.Assets = s.Templates.assetResolver(ctx, t.TeamID) // the owner's assets, whoever generates
 	if teamID != "" {
 		if team, err := s.Teams.FindTeam(ctx, teamID); err == nil {
 			o.Author = team.Name

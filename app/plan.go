@@ -9,21 +9,24 @@ import (
 // A zero count means unlimited; so does a zero DocumentsPerMonth (the
 // unlimited plan: no monthly quota at all).
 type Plan struct {
-	Name              string        `json:"name"`
-	DocumentsPerMonth int64         `json:"documentsPerMonth"`
-	Templates         int           `json:"templates"`
-	Members           int           `json:"members"`
-	APIKeys           int           `json:"apiKeys"`
-	BatchSize         int           `json:"batchSize"`
-	FileRetention     time.Duration `json:"-"`
+	Name              string `json:"name"`
+	DocumentsPerMonth int64  `json:"documentsPerMonth"`
+	Templates         int    `json:"templates"`
+	Members           int    `json:"members"`
+	APIKeys           int    `json:"apiKeys"`
+	BatchSize         int    `json:"batchSize"`
+	// AssetBytes is the asset storage (SPEC.md: 100 MB ... 10 GB, in
+	// binary units); 0 is none.
+	AssetBytes    int64         `json:"assetBytes"`
+	FileRetention time.Duration `json:"-"`
 }
 
 // Plans lists the plans by name.
 var Plans = map[string]Plan{
-	"free":    {Name: "free", DocumentsPerMonth: 50, Templates: 2, Members: 1, APIKeys: 1, BatchSize: 10, FileRetention: 24 * time.Hour},
-	"starter": {Name: "starter", DocumentsPerMonth: 500, Templates: 5, Members: 3, APIKeys: 3, BatchSize: 100, FileRetention: 24 * time.Hour},
-	"growth":  {Name: "growth", DocumentsPerMonth: 2500, Templates: 20, Members: 10, APIKeys: 10, BatchSize: 100, FileRetention: 72 * time.Hour},
-	"scale":   {Name: "scale", DocumentsPerMonth: 10000, Templates: 50, BatchSize: 100, FileRetention: 72 * time.Hour},
+	"free":    {Name: "free", DocumentsPerMonth: 50, Templates: 2, Members: 1, APIKeys: 1, BatchSize: 10, AssetBytes: 100 << 20, FileRetention: 24 * time.Hour},
+	"starter": {Name: "starter", DocumentsPerMonth: 500, Templates: 5, Members: 3, APIKeys: 3, BatchSize: 100, AssetBytes: 500 << 20, FileRetention: 24 * time.Hour},
+	"growth":  {Name: "growth", DocumentsPerMonth: 2500, Templates: 20, Members: 10, APIKeys: 10, BatchSize: 100, AssetBytes: 2 << 30, FileRetention: 72 * time.Hour},
+	"scale":   {Name: "scale", DocumentsPerMonth: 10000, Templates: 50, BatchSize: 100, AssetBytes: 10 << 30, FileRetention: 72 * time.Hour},
 	// unlimited is the default of a self-hosted install (--default-plan):
 	// no monthly quota, no count caps; an operator of a public service
 	// sets --default-plan free.

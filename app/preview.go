@@ -217,7 +217,11 @@ func (s *DocumentService) PreviewDefinition(ctx context.Context, in PreviewDefin
 	if err != nil {
 		return nil, render.Stats{}, schemaError(err)
 	}
-	return s.renderPreview(ctx, ct, format, vars, s.renderOptions(true))
+	opts := s.renderOptions(true)
+	if p, err := PrincipalFrom(ctx); err == nil {
+		opts.Assets = s.Templates.assetResolver(ctx, p.TeamID)
+	}
+	return s.renderPreview(ctx, ct, format, vars, opts)
 }
 
 // previewer checks that the caller may preview: any member, or an API key

@@ -163,6 +163,9 @@ type TemplateService struct {
 	Now       func() time.Time
 	// Activity, when set, records template events in the team's feed.
 	Activity *ActivityLog
+	// Assets resolves asset:<ref> references when rendering, and carries
+	// assets in exports and imports; nil: templates cannot use assets.
+	Assets *AssetService
 
 	mu    sync.Mutex
 	cache map[string]compiled
@@ -251,7 +254,7 @@ func (s *TemplateService) create(ctx context.Context, p *Principal, t *Template)
 	if err != nil {
 		return schemaError(err)
 	}
-	t.Warnings = warningsOf(ct)
+	t.Warnings = append(warningsOf(ct), s.assetWarnings(ctx, t)...)
 	if err := s.Templates.CreateTemplate(ctx, t); err != nil { // checks the plan's template count
 		return err
 	}

@@ -102,7 +102,7 @@ func (s *TemplateService) UpdateTemplate(ctx context.Context, ref TemplateRef, i
 	if err != nil {
 		return nil, schemaError(err)
 	}
-	t.Warnings = warningsOf(ct)
+	t.Warnings = append(warningsOf(ct), s.assetWarnings(ctx, t)...)
 	t.UpdatedAt = s.Now().UTC()
 	if err := s.Templates.UpdateTemplate(ctx, t); err != nil {
 		return nil, err

@@ -38,6 +38,19 @@ type TemplateExport struct {
 	SourceTemplateID string             `json:"sourceTemplateId"`
 	PublishedVersion int                `json:"publishedVersion"`
 	Template         TemplateDefinition `json:"template"`
+	// Assets are the assets the template's schema names, with their bytes:
+	// an import into another team or install brings them along.
+	Assets []ExportedAsset `json:"assets,omitempty"`
+}
+
+// ExportedAsset is an asset inside an export file. Ref is how the schema
+// names it (after "asset:"): its name or its id at export time.
+type ExportedAsset struct {
+	Ref           string `json:"ref"`
+	Name          string `json:"name"`
+	Kind          string `json:"kind"`
+	SHA256        string `json:"sha256"`
+	ContentBase64 string `json:"contentBase64"`
 }
 
 // ExportTemplate returns the full definition of one of the team's templates
@@ -47,7 +60,12 @@ func (s *TemplateService) ExportTemplate(ctx context.Context, ref TemplateRef) (
 	if err != nil {
 		return nil, err
 	}
+	assets, err := s.exportAssets(ctx, t)
+	if err != nil {
+		return nil, err
+	}
 	return &TemplateExport{
+		Assets: assets,
 		Format: ExportFormat, FormatVersion: ExportFormatVersion, ExportedAt: s.Now().UTC(), SourceTemplateID: t.ID,
 		PublishedVersion: t.PublishedVersion,
 		Template: TemplateDefinition{
@@ -101,7 +119,7 @@ func (s *TemplateService) ImportTemplate(ctx context.Context, in ImportInput) (*
 	if mode != ImportRename && mode != ImportSkip && mode != ImportOverwrite {
 		return nil, ErrInvalid("duplicateHandling", "duplicateHandling must be rename, skip or overwrite")
 	}
-	def, err := readDefinition(in.File)
+	def, assets, err := readDefinition(in.File)
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +166,12 @@ func (s *TemplateService) ImportTemplate(ctx context.Context, in ImportInput) (*
 	}
 
 	existing, err := s.Templates.FindTemplateByName(ctx, p.TeamID, t.Name)
+	if len(assets) > 0 && !(err == nil && mode == ImportSkip) {
+		if t.Schema, err = s.importAssets(ctx, t.Schema, assets); err != nil {
+			return nil, err
+		}
+		existing, err = s.Templates.FindTemplateByName(ctx, p.TeamID, t.Name)
+	}
 	switch {
 	case ErrorCode(err) == ECodeTemplateNotFound:
 		if err := s.create(ctx, p, t); err != nil {
@@ -184,10 +208,16 @@ func (s *TemplateService) ImportTemplate(ctx context.Context, in ImportInput) (*
 
 // readDefinition parses an import file: an export file ({format, template})
 // or a bare template object.
-func readDefinition(file []byte) (*TemplateDefinition, error) {
+func readDefinition(file []byte) (*TemplateDefinition, []ExportedAsset, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(file, &top); err != nil || top == nil {
-		return nil, &Error{Code: ECodeImportNotJSON, Message: "the uploaded file is not a JSON object"}
+		return nil, nil, &Error{Code: ECodeImportNotJSON, Message: "the uploaded file is not a JSON object"}
+	}
+	var assets []ExportedAsset
+	if raw, ok := top["assets"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &assets); err != nil {
+			return nil, nil, (&Error{Code: ECodeImportInvalid, Message: "import data invalid: assets must be an array of {ref, name, kind, contentBase64}"}).WithInfo("field", "assets")
+		}
 	}
 	raw := json.RawMessage(file)
 	if inner, ok := top["template"]; ok && len(inner) > 0 && inner[0] == '{' {
@@ -197,9 +227,9 @@ func readDefinition(file []byte) (*TemplateDefinition, error) {
 	if err := json.Unmarshal(raw, &def); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return nil, (&Error{Code: ECodeImportInvalid, Message: "import data invalid: " + te.Field + " has the wrong type"}).WithInfo("field", te.Field)
+			return nil, nil, (&Error{Code: ECodeImportInvalid, Message: "import data invalid: " + te.Field + " has the wrong type"}).WithInfo("field", te.Field)
 		}
-		return nil, &Error{Code: ECodeImportInvalid, Message: "import data invalid: " + err.Error()}
+		return nil, nil, &Error{Code: ECodeImportInvalid, Message: "import data invalid: " + err.Error()}
 	}
-	return &def, nil
+	return &def, assets, nil
 }

@@ -451,11 +451,14 @@ func (s *DocumentService) renderOptions(interactive bool) render.Options {
 func renderError(err error, timeout time.Duration) *Error {
 	var le *render.LimitError
 	var ee *render.ExpressionError
+	var ae *Error
 	switch {
 	case errors.As(err, &le):
 		return (&Error{Code: le.Code, Message: le.Error()}).WithInfo("limit", le.Limit, "actual", le.Actual, "max", le.Max)
 	case errors.As(err, &ee):
 		return (&Error{Code: ECodeExpression, Message: ee.Error()}).WithInfo("path", ee.Path, "expression", ee.Expression)
+	case errors.As(err, &ae):
+		return ae // an asset the template names is missing (ERR_ASSET_001)
 	case errors.Is(err, render.ErrBusy):
 		return (&Error{Code: ECodeRenderTimeout, Message: "not rendered: the server was busy with other documents for too long; try again"}).
 			WithInfo("timeoutSeconds", int(timeout.Seconds()), "busy", true)

@@ -122,6 +122,9 @@ type Options struct {
 	// before it fails with ErrBusy; 0 waits as long as ctx allows. The
 	// render's timeout (Limits.PDFTimeout, XLSXTimeout) starts after it.
 	MemoryWait time.Duration
+	// Assets resolves image sources "asset:<ref>" (nil: a template naming
+	// an asset fails to render, saying so).
+	Assets AssetResolver
 }
 
 // Stats describes a finished document.

@@ -8,7 +8,7 @@ import (
 	"folio/render/internal/qrcode"
 )
 
-// imageElement is a PNG or JPEG image from a data URI.
+// imageElement is a PNG or JPEG image from a data URI or a stored asset.
 type imageElement struct {
 	src           *textTemplate
 	lit           *literalImage // when src holds no placeholder
@@ -24,6 +24,13 @@ func parseImage(c *compiler, path string, props object, _ depth) element {
 	if src, ok := c.str(props, path, "src"); ok {
 		e.src = c.compileText(path+".src", src)
 		if lit, ok := e.src.literal(); ok {
+			if _, isAsset, err := assetRef(lit); isAsset {
+				// A stored asset: resolved when a render draws it (Options.Assets).
+				if err != nil {
+					c.add(path+".src", "%v", err)
+				}
+				return imageProps(c, path, props, e)
+			}
 			img, err := c.literalImage(lit)
 			if err != nil {
 				c.add(path+".src", "%v", err)
@@ -31,8 +38,13 @@ func parseImage(c *compiler, path string, props object, _ depth) element {
 			e.lit = img
 		}
 	} else if !props.present("src") {
-		c.add(path+".src", "is required: a data URI (data:image/png;base64,…) or a placeholder that yields one")
+		c.add(path+".src", "is required: a data URI (data:image/png;base64,…), asset:<name> or a placeholder that yields one")
 	}
+	return imageProps(c, path, props, e)
+}
+
+// imageProps reads an image's size and alignment.
+func imageProps(c *compiler, path string, props object, e *imageElement) element {
 	e.width = c.length(props, path, "width", 1, maxLength, 0)
 	e.height = c.length(props, path, "height", 1, maxLength, 0)
 	e.align = c.alignment(props, path)

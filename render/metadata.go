@@ -56,13 +56,14 @@ var languageTag = regexp.MustCompile(`^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$`)
 type docInfo struct {
 	title, author, subject, keywords, language string
 	created                                    time.Time
+	assets                                     AssetResolver
 }
 
 // info works out the document properties of one render: the schema's
 // metadata over opts, and a creation date of fixedDate when neither gives
 // one (render has no clock).
 func (t *Template) info(values map[string]any, opts Options, limits Limits) (docInfo, error) {
-	in := docInfo{title: opts.Title, author: opts.Author, created: opts.Created}
+	in := docInfo{title: opts.Title, author: opts.Author, created: opts.Created, assets: opts.Assets}
 	if t.fmt != nil && !t.fmt.loc.IsZero() {
 		in.language = t.fmt.loc.String() // the schema's metadata.language wins
 	}

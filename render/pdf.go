@@ -54,9 +54,10 @@ type pdfWriter struct {
 	err      error          // first error raised inside an fpdf callback
 	images   map[any]string // embedded images (by SHA-256), QR codes and barcodes (by value)
 	imgBytes int64
-	decoded  map[string]*imageData // images decoded from data URIs, by source
-	qrs      map[string][][]bool   // QR modules by level and value
-	bars     map[string][]bool     // barcode modules by value
+	decoded  map[string]*imageData // images decoded from data URIs and assets, by source
+	assets   AssetResolver
+	qrs      map[string][][]bool // QR modules by level and value
+	bars     map[string][]bool   // barcode modules by value
 }
 
 // MaxLayoutPasses bounds how often a document whose layout depends on its
@@ -166,6 +167,7 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 		pages:   pages,
 		images:  map[any]string{},
 		decoded: map[string]*imageData{},
+		assets:  info.assets,
 		qrs:     map[string][][]bool{},
 		bars:    map[string][]bool{},
 	}

@@ -237,6 +237,12 @@ func (p *pdfWriter) image(c *component, e *imageElement, env map[string]any) (*i
 	if img := p.decoded[src]; img != nil {
 		return img, nil
 	}
+	if ref, ok, err := assetRef(src); ok {
+		if err != nil {
+			return nil, contentError(c, "src", e.src, err)
+		}
+		return p.assetImage(c, e, src, ref)
+	}
 	// The estimate from the first bytes refuses a bomb before anything
 	// is decoded, base64 included; the header read then counts exactly.
 	if err := p.mem.need(imageCost(src)); err != nil {
@@ -245,6 +251,34 @@ func (p *pdfWriter) image(c *component, e *imageElement, env map[string]any) (*i
 	data, h, err := readDataURI(src, p.limits.Bytes)
 	if err != nil {
 		return nil, contentError(c, "src", e.src, err)
+	}
+	if err := p.mem.need(h.cost()); err != nil {
+		return nil, err
+	}
+	img, err := decodeImage(data, h)
+	if err != nil {
+		return nil, contentError(c, "src", e.src, err)
+	}
+	p.decoded[src] = img
+	return img, nil
+}
+
+// assetImage draws a stored asset: the caller's resolver gives its bytes,
+// which are checked and decoded like a data URI's, once per render.
+func (p *pdfWriter) assetImage(c *component, e *imageElement, src, ref string) (*imageData, error) {
+	if p.assets == nil {
+		return nil, contentError(c, "src", e.src, fmt.Errorf("%s%s cannot be drawn: this render has no asset library", AssetPrefix, clip(ref, 80)))
+	}
+	kind, data, err := p.assets(ref)
+	if err != nil {
+		return nil, err // the resolver's own error (an unknown asset) reaches the caller as it is
+	}
+	if kind != "image" {
+		return nil, contentError(c, "src", e.src, fmt.Errorf("%s%s is a %s asset, not an image", AssetPrefix, clip(ref, 80), kind))
+	}
+	h, err := readImageHeader(data)
+	if err != nil {
+		return nil, contentError(c, "src", e.src, fmt.Errorf("%s%s: %v (images drawn in PDFs are PNG or JPEG so far)", AssetPrefix, clip(ref, 80), err))
 	}
 	if err := p.mem.need(h.cost()); err != nil {
 		return nil, err

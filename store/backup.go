@@ -95,8 +95,8 @@ func scratchURI(path string) string {
 }
 
 // WriteBackup writes a gzipped tar of a consistent copy of the SQLite and
-// bbolt databases (safe while serving) plus the keys and TLS material; with
-// withFiles, the generated documents too. progress, when not nil, follows
+// bbolt databases (safe while serving) plus the keys, the TLS material and
+// the teams' assets; with withFiles, the generated documents and avatars too. progress, when not nil, follows
 // the copy of the SQLite database (DB.Backup), the part that takes long.
 // Restore: stop folio, extract the archive into an empty data directory,
 // start folio.
@@ -139,9 +139,13 @@ func WriteBackup(ctx context.Context, db *DB, b *Bolt, dataDir string, withFiles
 	if err := add(filepath.Join(tmp, "queue.db"), "queue.db"); err != nil {
 		return err
 	}
-	dirs := []string{"keys", "tls"}
+	// Assets are the teams' own files, not documents Folio can make again:
+	// they are always in the archive. (Written after the database copy, so
+	// an asset uploaded meanwhile may come along without its record; one
+	// deleted meanwhile keeps its record and fails to render.)
+	dirs := []string{"keys", "tls", filepath.Join("files", "assets")}
 	if withFiles {
-		dirs = append(dirs, "files")
+		dirs = []string{"keys", "tls", "files"}
 	}
 	for _, dir := range dirs {
 		root := filepath.Join(dataDir, dir)

@@ -158,7 +158,7 @@ func (db *DB) CreateTemplate(ctx context.Context, t *app.Template) error {
 				return err
 			}
 		}
-		return nil
+		return writeAssetRefs(ctx, tx, t.TeamID, t.ID, 0, t.Schema)
 	})
 }
 
@@ -264,7 +264,7 @@ func (db *DB) UpdateTemplate(ctx context.Context, t *app.Template) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return app.ErrNotFound(app.ECodeTemplateNotFound, "template")
 		}
-		return nil
+		return writeAssetRefs(ctx, tx, t.TeamID, t.ID, 0, t.Schema)
 	})
 }
 

@@ -70,6 +70,12 @@ func publish(ctx context.Context, tx *Tx, t *app.Template, v *app.TemplateVersio
 		mustJSON(t.CalculatedVariables), sampleJSON(t.SampleData), v.Version, v.ContentHash, ms(v.PublishedAt), ms(v.PublishedAt), t.ID); err != nil {
 		return err
 	}
+	if err := writeAssetRefs(ctx, tx, t.TeamID, t.ID, 0, t.Schema); err != nil {
+		return err
+	}
+	if err := writeAssetRefs(ctx, tx, t.TeamID, t.ID, v.Version, v.Schema); err != nil {
+		return err
+	}
 	t.PublishedVersion, t.PublishedHash, t.IsPublished, t.HasDraft = v.Version, v.ContentHash, true, false
 	at := v.PublishedAt
 	t.PublishedAt, t.UpdatedAt = &at, at

@@ -61,6 +61,8 @@ var statusByCode = map[string]int{
 	// used (restorable, or past its grace period).
 	app.ECodePendingDeletion: http.StatusForbidden,
 	app.ECodeDeletionRunning: http.StatusForbidden,
+	app.ECodeAssetNotFound:   http.StatusNotFound,
+	app.ECodeAssetForbidden:  http.StatusForbidden,
 	"ERR_SHARE_001":          http.StatusNotFound,
 	"ERR_SHARE_004":          http.StatusNotFound,
 	"ERR_SHARE_005":          http.StatusForbidden,

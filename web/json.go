@@ -15,8 +15,11 @@ const MaxBody = 10 << 20
 
 // decode reads a JSON object body into v, turning every failure into a clear
 // 400: malformed JSON, a wrong type (with the field), an oversized body.
-func decode(r *http.Request, v any) error {
-	body := http.MaxBytesReader(nil, r.Body, MaxBody)
+func decode(r *http.Request, v any) error { return decodeWith(r, v, MaxBody) }
+
+// decodeWith is decode with another body limit (asset uploads).
+func decodeWith(r *http.Request, v any, limit int64) error {
+	body := http.MaxBytesReader(nil, r.Body, limit)
 	dec := json.NewDecoder(body)
 	err := dec.Decode(v)
 	if err == nil && dec.More() {
@@ -29,7 +32,7 @@ func decode(r *http.Request, v any) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &tooBig):
-		return (&app.Error{Code: app.ECodePayloadTooLarge, Message: "request body exceeds 10 MB"}).WithInfo("maxBytes", MaxBody)
+		return (&app.Error{Code: app.ECodePayloadTooLarge, Message: "request body exceeds 10 MB"}).WithInfo("maxBytes", limit)
 	case errors.Is(err, io.EOF):
 		return &app.Error{Code: app.ECodeInvalidJSON, Message: "request body must be a JSON object"}
 	case errors.As(err, &typeErr):

@@ -94,6 +94,17 @@ func (s *Server) routes() {
 	s.handle("PATCH /api/v1/templates/{id}", anyAuth, s.handleUpdateTemplate)
 	s.handle("DELETE /api/v1/templates/{id}", anyAuth, s.handleDeleteTemplate)
 
+	// Assets (DESIGN.md section 10): the team's images, fonts and PDFs,
+	// named in templates as asset:<name or id>. Reads need templates:read,
+	// writes templates:write (docs/decisions.md, Assets).
+	s.handle("POST /api/assets", anyAuth, s.handleCreateAsset)
+	s.handle("GET /api/assets", anyAuth, s.handleListAssets)
+	s.handle("GET /api/assets/{id}", anyAuth, s.handleGetAsset)
+	s.handle("GET /api/assets/{id}/content", anyAuth, s.handleAssetContent)
+	s.handle("PUT /api/assets/{id}", anyAuth, s.handleReplaceAsset)
+	s.handle("PATCH /api/assets/{id}", anyAuth, s.handleRenameAsset)
+	s.handle("DELETE /api/assets/{id}", anyAuth, s.handleDeleteAsset)
+
 	// Template folders and categories (minimal team records for filing templates).
 	s.handle("POST /api/template-folders", jwtOnly, s.handleCreateGroup(app.GroupFolder))
 	s.handle("GET /api/template-folders", anyAuth, s.handleListGroups(app.GroupFolder))

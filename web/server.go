@@ -26,6 +26,7 @@ type Server struct {
 	Webhooks  *app.WebhookService
 	Teams     *app.TeamService
 	Accounts  *app.AccountService
+	Assets    *app.AssetService
 	Logger    *slog.Logger
 	// Rates is nil when rate limiting is off.
 	Rates *RateLimits

@@ -23,6 +23,7 @@ type Dashboard struct {
 	Webhooks  *app.WebhookService
 	Teams     *app.TeamService
 	Accounts  *app.AccountService
+	Assets    *app.AssetService
 	Logger    *slog.Logger
 	// Limit counts a signed-in request against its team's rate limit for a
 	// class (app.ClassGenerate, ...) like a JWT call, and sets the
@@ -121,6 +122,12 @@ func (d *Dashboard) routes(mux *routeMux) {
 	mux.Handle("POST /app/templates/{id}/versions/{version}/restore", d.authed(d.templateRestore))
 
 	// Jobs.
+	mux.Handle("GET /app/assets", d.authed(d.assetList))
+	mux.Handle("POST /app/assets", d.authed(d.assetUpload))
+	mux.Handle("GET /app/assets/{id}/content", d.authed(d.assetContent))
+	mux.Handle("POST /app/assets/{id}/replace", d.authed(d.assetReplace))
+	mux.Handle("POST /app/assets/{id}/delete", d.authed(d.assetDelete))
+
 	mux.Handle("GET /app/jobs", d.authed(d.jobList))
 	mux.Handle("GET /app/jobs/{id}", d.authed(d.jobDetail))
 	mux.Handle("POST /app/jobs/{id}/retry", d.authed(d.jobRetry))

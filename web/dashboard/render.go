@@ -110,6 +110,12 @@ var funcs = template.FuncMap{
 		}
 		return *p
 	},
+	"deref64": func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	},
 	"pct": func(a, b int64) int {
 		if b <= 0 {
 			return 0
@@ -358,6 +364,8 @@ func contains(list []string, s string) bool {
 
 func humanBytes(n int64) string {
 	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
 	case n >= 1<<20:
 		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
 	case n >= 1<<10:

@@ -139,7 +139,11 @@ func (d *Dashboard) limit(w http.ResponseWriter, r *http.Request, p *app.Princip
 func (d *Dashboard) newCall(w http.ResponseWriter, r *http.Request) *call {
 	c := &call{w: w, r: r}
 	if r.Body != nil {
-		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+		limit := int64(maxForm)
+		if r.Pattern == "POST /app/assets" || r.Pattern == "POST /app/assets/{id}/replace" {
+			limit = maxUpload
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 	}
 	if ck, err := r.Cookie(csrfCookie); err == nil && len(ck.Value) >= 32 {
 		c.csrf = ck.Value

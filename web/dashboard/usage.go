@@ -51,7 +51,13 @@ func (d *Dashboard) usagePage(c *call) error {
 	if err != nil {
 		return err
 	}
-	return d.render(c, "usage", "Usage", map[string]any{"Wallet": w, "Docs": a, "Health": h, "Chart": dailyChart(a.ByDate, from, 30)})
+	data := map[string]any{"Wallet": w, "Docs": a, "Health": h, "Chart": dailyChart(a.ByDate, from, 30)}
+	if d.Assets != nil {
+		if st, err := d.Assets.Storage(ctx); err == nil {
+			data["Storage"] = st
+		}
+	}
+	return d.render(c, "usage", "Usage", data)
 }
 
 // chart is a bar chart laid out on the server: the view draws it as SVG.
