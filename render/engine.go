@@ -138,10 +138,10 @@ func parseFamily(ff FontFamily) (*text.Family, error) {
 			continue
 		}
 		name := strings.ReplaceAll(ff.Name, " ", "") + "-" + styles[i]
-		if err := text.CheckFont(name, b); err != nil {
-			return nil, fmt.Errorf("render: font family %q, style %s: %w", ff.Name, styles[i], err)
-		}
 		face, err := text.ParseFace(name, b)
+		if err == nil {
+			err = face.Check()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("render: font family %q, style %s: %w", ff.Name, styles[i], err)
 		}

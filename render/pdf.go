@@ -418,10 +418,11 @@ func (p *pdfWriter) drawText(st textStyle, line text.Line, x, y, w float64, alig
 	for i := range line.Runs {
 		r := &line.Runs[i]
 		p.glyphs = p.glyphs[:0]
-		text, seen := "", -1
+		var text []rune
+		seen := -1
 		for _, g := range r.Glyph {
 			if g.Cluster != seen {
-				text, seen = r.ClusterText(g), g.Cluster
+				text, seen = r.ClusterRunes(g), g.Cluster
 				if r.RTL && g.Runes > 1 {
 					// A ligature of right-to-left letters (lam-alef):
 					// readers spread its characters left to right over
@@ -518,10 +519,10 @@ func (p *pdfWriter) drawCounted() {
 	p.f.SetPage(last)
 }
 
-func reverseRunes(s string) string {
-	rs := []rune(s)
-	for i, j := 0, len(rs)-1; i < j; i, j = i+1, j-1 {
-		rs[i], rs[j] = rs[j], rs[i]
+func reverseRunes(s []rune) []rune {
+	rs := make([]rune, len(s))
+	for i, r := range s {
+		rs[len(s)-1-i] = r
 	}
-	return string(rs)
+	return rs
 }

@@ -2,7 +2,7 @@ package render
 
 import (
 	"bytes"
-	"encoding/json"
+	"context"
 	"image/png"
 	"os"
 	"os/exec"
@@ -177,4 +177,28 @@ func pdffontsLines(t *testing.T, pdf []byte) string {
 	return string(out)
 }
 
-var _ = json.Marshal
+// BenchmarkRenderWorldInvoice renders the one-page world invoice in
+// German (Noto Sans only), Chinese (the CJK fallback) and Arabic (the
+// Arabic fallback, right to left, joined).
+func BenchmarkRenderWorldInvoice(b *testing.B) {
+	tpl := MustCompile(b, schemaDef(worldTemplate))
+	for _, w := range worldInvoices {
+		if w.lang != "de" && w.lang != "zh" && w.lang != "ar" {
+			continue
+		}
+		b.Run(w.lang, func(b *testing.B) {
+			values, err := tpl.Values(w.vars())
+			if err != nil {
+				b.Fatal(err)
+			}
+			var buf bytes.Buffer
+			for b.Loop() {
+				buf.Reset()
+				if _, err := tpl.Render(context.Background(), &buf, PDF, values, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(buf.Len()), "bytes/doc")
+		})
+	}
+}

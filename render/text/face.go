@@ -182,6 +182,13 @@ func CheckFont(name string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	return f.Check()
+}
+
+// Check subsets the face once, the way a render will, and reports why it
+// cannot be drawn with.
+func (f *Face) Check() error {
+	name := f.name
 	gid, ok := f.font.NominalGlyph('A')
 	if !ok {
 		for r := rune(0x21); r < 0x10000 && !ok; r++ {

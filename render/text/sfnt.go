@@ -12,6 +12,7 @@ import (
 // malformed or hostile file must end in an error, never a panic.
 type sfnt struct {
 	tables    map[string][]byte
+	hmtx      []byte
 	numGlyphs int
 	locaLong  bool
 	nhm       int // numberOfHMetrics
@@ -84,6 +85,7 @@ func readSFNT(data []byte) (*sfnt, error) {
 		return nil, errMalformed
 	}
 	s.locaLong = locFmt == 1
+	s.hmtx = s.tables["hmtx"]
 	if s.nhm == 0 || s.nhm > s.numGlyphs || len(s.tables["hmtx"]) < 4*s.nhm {
 		return nil, fmt.Errorf("%w: hmtx", errMalformed)
 	}
@@ -120,7 +122,7 @@ func (s *sfnt) glyph(gid int) ([]byte, error) {
 
 // hmetric returns the advance width and left side bearing of gid.
 func (s *sfnt) hmetric(gid int) (adv, lsb int) {
-	h := s.tables["hmtx"]
+	h := s.hmtx
 	if gid < s.nhm {
 		adv, _ = u16(h, 4*gid)
 		lsb, _ = u16(h, 4*gid+2)

@@ -48,6 +48,15 @@ func (r *Run) ClusterText(g Glyph) string {
 	return string(r.Text[g.Cluster : g.Cluster+g.Runes])
 }
 
+// ClusterRunes returns the characters glyph g stands for; the slice is
+// shared and must not be modified.
+func (r *Run) ClusterRunes(g Glyph) []rune {
+	if g.Cluster < 0 || g.Cluster+g.Runes > len(r.Text) || g.Runes <= 0 {
+		return nil
+	}
+	return r.Text[g.Cluster : g.Cluster+g.Runes]
+}
+
 // LogicalText returns the characters the run stands for, in logical order.
 func (r *Run) LogicalText() string {
 	if len(r.Glyph) == 0 {

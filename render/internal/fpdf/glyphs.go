@@ -56,7 +56,7 @@ type ShowGlyph struct {
 	Advance          float64
 	XOffset, YOffset float64
 	Cluster          int
-	Text             string
+	Text             []rune
 }
 
 func (f *Fpdf) glyphFontFor(gf GlyphFont) *glyphFont {
@@ -109,7 +109,16 @@ func (f *Fpdf) ShowGlyphs(gf GlyphFont, size, x, y float64, glyphs []ShowGlyph) 
 		b.WriteString(f.color.text.str)
 		b.WriteByte(' ')
 	}
-	fmt.Fprintf(&b, "BT /%s %.2f Tf %.2f %.2f Td [", g.res, size, x*f.k, (f.h-y)*f.k)
+	buf := append(f.fmt.buf[:0], "BT /"...)
+	buf = append(buf, g.res...)
+	buf = append(buf, ' ')
+	buf = strconv.AppendFloat(buf, size, 'f', 2, 64)
+	buf = append(buf, " Tf "...)
+	buf = strconv.AppendFloat(buf, x*f.k, 'f', 2, 64)
+	buf = append(buf, ' ')
+	buf = strconv.AppendFloat(buf, (f.h-y)*f.k, 'f', 2, 64)
+	buf = append(buf, " Td ["...)
+	b.Write(buf)
 	rise := 0.0
 	pending := 0.0 // adjustment before the next glyph, thousandths of an em (TJ sign)
 	for i := 0; i < len(glyphs); {
@@ -120,25 +129,33 @@ func (f *Fpdf) ShowGlyphs(gf GlyphFont, size, x, y float64, glyphs []ShowGlyph) 
 		first := g.cid(glyphs[i].ID)
 		text := glyphs[i].Text
 		span := false
-		if j-i == 1 && (g.text[first] == "" || g.text[first] == text) {
-			g.text[first] = text
-		} else if text != "" {
+		switch {
+		case j-i == 1 && g.text[first] == "":
+			g.text[first] = string(text)
+		case j-i == 1 && sameText(g.text[first], text):
+		case len(text) > 0:
 			span = true
 			b.WriteString("] TJ ")
-			writeActualText(&b, text)
+			writeActualText(&b, string(text))
 			b.WriteString("[")
 		}
-		for _, gl := range glyphs[i:j] {
+		for k, gl := range glyphs[i:j] {
 			if gl.YOffset != rise {
 				b.WriteString("] TJ ")
 				fmt.Fprintf(&b, "%.2f Ts [", gl.YOffset*size/1000)
 				rise = gl.YOffset
 			}
 			pending -= gl.XOffset
+			buf = buf[:0]
 			if pending > 0.05 || pending < -0.05 {
-				b.WriteString(strconv.FormatFloat(pending, 'f', 1, 64))
+				buf = strconv.AppendFloat(buf, pending, 'f', 1, 64)
 			}
-			fmt.Fprintf(&b, "<%04X>", g.cid(gl.ID))
+			c := first
+			if k > 0 {
+				c = g.cid(gl.ID)
+			}
+			buf = append(buf, '<', hexDigit[c>>12], hexDigit[c>>8&15], hexDigit[c>>4&15], hexDigit[c&15], '>')
+			b.Write(buf)
 			pending = float64(gf.Advance(gl.ID)) + gl.XOffset - gl.Advance
 		}
 		if span {
@@ -146,6 +163,7 @@ func (f *Fpdf) ShowGlyphs(gf GlyphFont, size, x, y float64, glyphs []ShowGlyph) 
 		}
 		i = j
 	}
+	f.fmt.buf = buf
 	b.WriteString("] TJ")
 	if rise != 0 {
 		b.WriteString(" 0 Ts")
@@ -222,28 +240,35 @@ func subsetTag(name string, olds []uint16) string {
 
 // toUnicodeCMap maps each CID to its text.
 func toUnicodeCMap(text []string) string {
-	var b strings.Builder
-	b.WriteString("/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n/CIDSystemInfo <</Registry (Adobe) /Ordering (UCS) /Supplement 0>> def\n/CMapName /Adobe-Identity-UCS def\n/CMapType 2 def\n1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n")
-	var entries []string
+	b := make([]byte, 0, 400+24*len(text))
+	b = append(b, "/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n/CIDSystemInfo <</Registry (Adobe) /Ordering (UCS) /Supplement 0>> def\n/CMapName /Adobe-Identity-UCS def\n/CMapType 2 def\n1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n"...)
+	hex4 := func(b []byte, v uint16) []byte {
+		return append(b, hexDigit[v>>12], hexDigit[v>>8&15], hexDigit[v>>4&15], hexDigit[v&15])
+	}
+	var cids []int
 	for cid, t := range text {
-		if t == "" {
-			continue
+		if t != "" {
+			cids = append(cids, cid)
 		}
-		var e strings.Builder
-		fmt.Fprintf(&e, "<%04X> <", cid)
-		for _, u := range utf16.Encode([]rune(t)) {
-			fmt.Fprintf(&e, "%04X", u)
+	}
+	for len(cids) > 0 {
+		n := min(len(cids), 100)
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, " beginbfchar\n"...)
+		for _, cid := range cids[:n] {
+			b = append(b, '<')
+			b = hex4(b, uint16(cid))
+			b = append(b, "> <"...)
+			for _, u := range utf16.Encode([]rune(text[cid])) {
+				b = hex4(b, u)
+			}
+			b = append(b, ">\n"...)
 		}
-		e.WriteByte('>')
-		entries = append(entries, e.String())
+		b = append(b, "endbfchar\n"...)
+		cids = cids[n:]
 	}
-	for len(entries) > 0 {
-		n := min(len(entries), 100)
-		fmt.Fprintf(&b, "%d beginbfchar\n%s\nendbfchar\n", n, strings.Join(entries[:n], "\n"))
-		entries = entries[n:]
-	}
-	b.WriteString("endcmap\nCMapName currentdict /CMap defineresource pop\nend\nend")
-	return b.String()
+	b = append(b, "endcmap\nCMapName currentdict /CMap defineresource pop\nend\nend"...)
+	return string(b)
 }
 
 // glyphFontList lists the glyph fonts in the order they were first used.
@@ -270,3 +295,17 @@ func (f *Fpdf) SetCloseHook(fn func()) { f.closeHook = fn }
 
 // TextColorOp returns the operator setting the current text colour.
 func (f *Fpdf) TextColorOp() string { return f.color.text.str }
+
+const hexDigit = "0123456789ABCDEF"
+
+// sameText reports whether s holds the runes rs.
+func sameText(s string, rs []rune) bool {
+	i := 0
+	for _, r := range s {
+		if i >= len(rs) || rs[i] != r {
+			return false
+		}
+		i++
+	}
+	return i == len(rs)
+}
