@@ -272,7 +272,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	engine, err := render.NewEngine(render.Fonts(assets.Fonts()))
+	engine, err := render.NewEngine(EngineFonts())
 	if err != nil {
 		return err
 	}
@@ -988,4 +988,17 @@ func adminErr(err error) error {
 		return fmt.Errorf("%s (%s)", e.Message, e.Code)
 	}
 	return err
+}
+
+// EngineFonts converts the embedded font set for the render engine.
+func EngineFonts() render.Fonts {
+	set := assets.Fonts()
+	conv := func(list []assets.FontFamily) []render.FontFamily {
+		out := make([]render.FontFamily, len(list))
+		for i, f := range list {
+			out[i] = render.FontFamily(f)
+		}
+		return out
+	}
+	return render.Fonts{Families: conv(set.Families), Fallbacks: conv(set.Fallbacks)}
 }

@@ -416,6 +416,9 @@ func (s *DocumentService) dryRender(ctx context.Context, t *Template, ct *render
 		return c, nil
 	}
 	c.Warnings = append(c.Warnings, s.nearLimits(c.Predicted)...)
+	for _, m := range ct.MissingGlyphs(vars) {
+		c.Warnings = append(c.Warnings, DryRunIssue{Variable: m.Variable, Message: m.Message})
+	}
 	if st.PagesUnsettled {
 		c.Warnings = append(c.Warnings, DryRunIssue{Message: fmt.Sprintf("the page count does not settle: the layout depends on pages "+
 			"(in a condition or a larger expression, or a section on the last page) and still changed after the last of %d layouts; "+

@@ -148,7 +148,17 @@ func (c *compiler) parseComponent(path string, raw json.RawMessage, d depth) *co
 			return nil
 		}
 	}
+	outer := c.family
+	for _, at := range []struct {
+		o    object
+		path string
+	}{{o, path}, {props, path + ".props"}} {
+		if fam, ok := c.str(at.o, at.path, "fontFamily"); ok {
+			c.family = c.checkFamily(at.path+".fontFamily", fam)
+		}
+	}
 	comp.elem = parse(c, path+".props", props, d)
+	c.family = outer
 	if comp.elem == nil {
 		return nil
 	}
@@ -185,6 +195,8 @@ type textStyle struct {
 	bold, italic bool
 	color        [3]int
 	align        string // fpdf alignment: "L", "C" or "R"
+	alignSet     bool   // align was given: right-to-left text is not aligned right by itself
+	family       string // font family; "" is the document's (or the engine's) default
 }
 
 const defaultFontSize = 11
@@ -197,6 +209,7 @@ func (s textStyle) fontStyles() fontStyle { return styleOf(s.bold, s.italic) }
 // parseStyle reads props.style {fontSize, bold, italic, color, align} over base.
 func (c *compiler) parseStyle(path string, props object, base textStyle) textStyle {
 	st := base
+	st.family = c.family
 	if !props.present("style") {
 		return st
 	}
@@ -225,6 +238,10 @@ func (c *compiler) parseStyle(path string, props object, base textStyle) textSty
 		}
 		st.color = rgb
 	}
+	if fam, ok := c.str(o, path, "fontFamily"); ok {
+		st.family = c.checkFamily(path+".fontFamily", fam)
+	}
+	st.alignSet = o.present("align")
 	switch c.oneOf(o, path, "align", "left", "left", "center", "right") {
 	case "center":
 		st.align = "C"

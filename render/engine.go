@@ -3,20 +3,30 @@ package render
 import (
 	"errors"
 	"fmt"
-	"io"
+	"strings"
 
-	"folio/render/internal/fpdf"
-	"golang.org/x/image/font/sfnt"
+	"folio/render/text"
 )
 
-// Fonts holds the TrueType bytes of the one font family documents use.
-// Regular is required; a missing style falls back to Regular.
+// Fonts are the fonts an engine draws with: named families a template
+// chooses with fontFamily (the first is the default) and the fallback
+// chain that draws the characters a family lacks. Regular, Bold, Italic
+// and BoldItalic, when Regular is set, are one more family, "Default",
+// placed first.
 type Fonts struct {
+	Regular, Bold, Italic, BoldItalic []byte
+	Families                          []FontFamily
+	Fallbacks                         []FontFamily
+}
+
+// FontFamily is one font family's TrueType files; a missing style is
+// drawn with the nearest one present.
+type FontFamily struct {
+	Name                              string
 	Regular, Bold, Italic, BoldItalic []byte
 }
 
-// fontStyle is a set of font styles, used to embed only the styles a
-// template can draw (each embedded style costs milliseconds and kilobytes).
+// fontStyle is a set of font styles.
 type fontStyle uint8
 
 const (
@@ -25,17 +35,6 @@ const (
 	styleItalic
 	styleBoldItalic
 )
-
-// fpdfStyles pairs each style bit with its fpdf style string.
-var fpdfStyles = []struct {
-	bit  fontStyle
-	name string
-}{
-	{styleRegular, ""},
-	{styleBold, "B"},
-	{styleItalic, "I"},
-	{styleBoldItalic, "BI"},
-}
 
 func styleOf(bold, italic bool) fontStyle {
 	switch {
@@ -49,80 +48,104 @@ func styleOf(bold, italic bool) fontStyle {
 	return styleRegular
 }
 
-// fontFamily is the family name documents register the fonts under.
-const fontFamily = "folio"
-
 // Engine holds what is built once per process. It is safe for concurrent use.
 //
-// Each font style is parsed once, here, and shared read-only by every
-// document (see render/internal/fpdf); documents still embed only the styles
-// their template can draw.
+// Each font is parsed once, here, and shared read-only by every document;
+// documents embed subsets holding only the glyphs they draw.
 type Engine struct {
-	fonts  map[fontStyle]*fpdf.ParsedUTF8Font
+	fonts  *text.Registry
 	memory memoryGate // reservations of the renders running now
+	parent *Engine    // an engine made by WithFonts shares its parent's memory
+}
+
+// gate is the memory pool the engine's renders reserve from.
+func (e *Engine) gate() *memoryGate {
+	if e.parent != nil {
+		return e.parent.gate()
+	}
+	return &e.memory
 }
 
 // NewEngine checks the fonts and returns an engine that renders with them.
 func NewEngine(fonts Fonts) (*Engine, error) {
-	if len(fonts.Regular) == 0 {
+	fams := fonts.Families
+	if len(fonts.Regular) > 0 {
+		fams = append([]FontFamily{{Name: "Default", Regular: fonts.Regular, Bold: fonts.Bold, Italic: fonts.Italic, BoldItalic: fonts.BoldItalic}}, fams...)
+	}
+	if len(fams) == 0 {
 		return nil, errors.New("render: a regular font is required")
 	}
-	files := map[fontStyle][]byte{
-		styleRegular:    fonts.Regular,
-		styleBold:       orDefault(fonts.Bold, fonts.Regular),
-		styleItalic:     orDefault(fonts.Italic, fonts.Regular),
-		styleBoldItalic: orDefault(fonts.BoldItalic, fonts.Regular),
-	}
-	e := &Engine{fonts: map[fontStyle]*fpdf.ParsedUTF8Font{}}
-	for _, s := range fpdfStyles {
-		pf, err := parseFont(files[s.bit])
+	reg := text.NewRegistry()
+	var first *text.Family
+	for _, ff := range fams {
+		fam, err := parseFamily(ff)
 		if err != nil {
-			return nil, fmt.Errorf("render: font style %q: %w", s.name, err)
+			return nil, err
 		}
-		e.fonts[s.bit] = pf
+		if err := reg.AddFamily(fam.Name, fam.Faces[:]...); err != nil {
+			return nil, fmt.Errorf("render: %w", err)
+		}
+		if first == nil {
+			first, _ = reg.Family(fam.Name)
+		}
 	}
-	return e, nil
+	// The default family comes first in the fallback chain, so a family
+	// of the operator's or a team's that lacks, say, "ü" or "€" still
+	// draws it in the default family's style.
+	reg.AddFallback(first)
+	for _, ff := range fonts.Fallbacks {
+		fam, err := parseFamily(ff)
+		if err != nil {
+			return nil, err
+		}
+		reg.AddFallback(fam)
+	}
+	return &Engine{fonts: reg}, nil
 }
 
-func orDefault(b, def []byte) []byte {
-	if len(b) == 0 {
-		return def
+// WithFonts returns an engine that can also draw with the given families
+// (a team's uploaded fonts), replacing built-in families of the same
+// name. It shares e's fonts and memory pool; making one is cheap once the
+// fonts are parsed (each call parses the files given).
+func (e *Engine) WithFonts(families ...FontFamily) (*Engine, error) {
+	extra := make([]*text.Family, 0, len(families))
+	for _, ff := range families {
+		fam, err := parseFamily(ff)
+		if err != nil {
+			return nil, err
+		}
+		extra = append(extra, fam)
 	}
-	return b
+	return &Engine{fonts: e.fonts.With(extra...), parent: e}, nil
 }
 
-// parseFont parses a font once for all documents, then loads it into a
-// throwaway document and writes it, the way every render will, to report
-// whether fpdf accepts it.
-func parseFont(ttf []byte) (pf *fpdf.ParsedUTF8Font, err error) {
-	// fpdf reads only TrueType outlines.
-	if len(ttf) < 4 || (string(ttf[:4]) != "\x00\x01\x00\x00" && string(ttf[:4]) != "true") {
-		return nil, errors.New("not a TrueType font")
+// FontFamilies lists the names of the families a template may choose.
+func (e *Engine) FontFamilies() []string { return e.fonts.Names() }
+
+// CheckFont reports whether data is a font the engine can draw with and
+// embed; the error says why not (for refusing an upload).
+func CheckFont(name string, data []byte) error { return text.CheckFont(name, data) }
+
+// parseFamily parses the files of one family.
+func parseFamily(ff FontFamily) (*text.Family, error) {
+	if len(ff.Regular) == 0 && len(ff.Bold) == 0 && len(ff.Italic) == 0 && len(ff.BoldItalic) == 0 {
+		return nil, fmt.Errorf("render: font family %q: a regular font is required", ff.Name)
 	}
-	if _, err := sfnt.Parse(ttf); err != nil {
-		return nil, fmt.Errorf("unreadable font: %w", err)
-	}
-	if pf, err = fpdf.ParseUTF8Font(ttf); err != nil {
-		return nil, fmt.Errorf("unreadable font: %w", err)
-	}
-	defer func() { // fpdf is not ours: a font it cannot handle must not stop the process
-		if r := recover(); r != nil {
-			pf, err = nil, fmt.Errorf("unreadable font: %v", r)
+	fam := &text.Family{Name: ff.Name}
+	styles := []string{"Regular", "Bold", "Italic", "BoldItalic"}
+	for i, b := range [][]byte{ff.Regular, ff.Bold, ff.Italic, ff.BoldItalic} {
+		if len(b) == 0 {
+			continue
 		}
-	}()
-	f := fpdf.New("P", "mm", "A4", "")
-	f.AddUTF8FontParsed(fontFamily, "", pf)
-	f.SetFont(fontFamily, "", 10)
-	if f.Err() {
-		return nil, fmt.Errorf("unreadable font: %w", f.Error())
+		name := strings.ReplaceAll(ff.Name, " ", "") + "-" + styles[i]
+		face, err := text.ParseFace(name, b)
+		if err == nil {
+			err = face.Check()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("render: font family %q, style %s: %w", ff.Name, styles[i], err)
+		}
+		fam.Faces[i] = face
 	}
-	if f.GetStringWidth("Aa") <= 0 {
-		return nil, errors.New("unreadable font: no glyph widths")
-	}
-	f.AddPage()
-	f.Cell(10, 10, "Aa")
-	if err := f.Output(io.Discard); err != nil {
-		return nil, fmt.Errorf("unreadable font: %w", err)
-	}
-	return pf, nil
+	return fam, nil
 }

@@ -154,6 +154,7 @@ type barcodeElement struct {
 	height   float64 // millimetres, bars only
 	showText bool
 	fontSize float64
+	family   string // font family of the text under the bars
 	align    string
 	fixed    []bool // the modules, computed at Compile for a literal value
 }
@@ -170,7 +171,7 @@ func (e *barcodeElement) fontStyles() fontStyle { return styleRegular }
 func (e *barcodeElement) refs() elementRefs     { return elementRefs{texts: []*textTemplate{e.value}} }
 
 func parseBarcode(c *compiler, path string, props object, _ depth) element {
-	e := &barcodeElement{value: c.requiredText(path, props, "value"), showText: true, fontSize: barcodeFontSize}
+	e := &barcodeElement{value: c.requiredText(path, props, "value"), showText: true, fontSize: barcodeFontSize, family: c.family}
 	e.height = c.length(props, path, "size", 5, 100, 15) // DESIGN.md calls it size
 	e.height = c.length(props, path, "height", 5, 100, e.height)
 	e.width = c.length(props, path, "width", 10, maxLength, 0)

@@ -262,7 +262,7 @@ func (r *reservation) release() {
 // many full-budget renders as there are CPU cores, plus two. Call it
 // before rendering.
 func (e *Engine) SetMemory(total int64) {
-	e.memory.setCapacity(total)
+	e.gate().setCapacity(total)
 }
 
 // Reserve takes n bytes from the engine's memory pool for work outside a
@@ -272,7 +272,7 @@ func (e *Engine) SetMemory(total int64) {
 // jobs, until the bytes are free or ctx ends, and takes at most the
 // interactive share. release gives them back; call it once.
 func (e *Engine) Reserve(ctx context.Context, n int64) (release func(), err error) {
-	r, err := e.memory.acquire(ctx, n, true, 0)
+	r, err := e.gate().acquire(ctx, n, true, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"folio/render/internal/fpdf"
+	"folio/render/text"
 )
 
 // Layout constants, in millimetres unless named otherwise.
@@ -57,6 +59,9 @@ type pdfWriter struct {
 	decoded  map[string]*imageData // images decoded from data URIs and assets, by source
 	assets   AssetResolver
 	qrs      map[string][][]bool // QR modules by level and value
+	fonts    *text.Registry      // the families and fallbacks this document draws with
+	glyphs   []fpdf.ShowGlyph    // reused by drawText
+	counted  []countedLine       // lines showing the page count, drawn when it is known
 	bars     map[string][]bool   // barcode modules by value
 }
 
@@ -169,6 +174,7 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 		decoded: map[string]*imageData{},
 		assets:  info.assets,
 		qrs:     map[string][][]bool{},
+		fonts:   t.engine.fonts,
 		bars:    map[string][]bool{},
 	}
 	*out = p
@@ -202,22 +208,17 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 	f.SetMargins(p.m.left, p.m.top, p.m.right)
 	f.SetAutoPageBreak(false, p.m.bottom)
 	f.SetCellMargin(0)
-	for _, s := range fpdfStyles {
-		if t.styles&s.bit != 0 {
-			f.AddUTF8FontParsed(fontFamily, s.name, t.engine.fonts[s.bit])
-		}
-	}
 	if pages == nil && t.usesPages {
 		f.AliasNbPages(pageCountAlias)
 		p.pages = pageCountAlias
 	}
 	// The body sees "page" (updated as pages start) and "pages" too.
 	p.values["pages"] = p.pages
-	f.SetFont(fontFamily, "", defaultFontSize)
 	if f.Err() {
 		return fmt.Errorf("render: preparing PDF: %w", f.Error())
 	}
 
+	f.SetCloseHook(p.drawCounted)
 	f.SetHeaderFuncMode(p.header, false)
 	f.SetFooterFunc(p.footer)
 
@@ -376,48 +377,76 @@ func (p *pdfWriter) footer() {
 
 // textStyle helpers shared by the component layouts.
 
-func (p *pdfWriter) setFont(st textStyle) {
-	bit := styleOf(st.bold, st.italic)
-	name := ""
-	if p.t.styles&bit != 0 {
-		for _, s := range fpdfStyles {
-			if s.bit == bit {
-				name = s.name
-			}
-		}
-	}
-	p.f.SetFont(fontFamily, name, st.size)
-}
-
 // lineHeight is the height of one line of text in style st.
 func lineHeight(st textStyle) float64 { return st.size * pointInMM * lineSpacing }
 
-// split wraps text to width in style st; it always returns at least one line.
-func (p *pdfWriter) split(text string, st textStyle, width float64) []string {
-	p.setFont(st)
-	lines := p.f.SplitText(text, width)
-	if len(lines) == 0 {
-		return []string{""}
-	}
-	return lines
+// split lays text out in lines no wider than width (millimetres) in style
+// st, through the one text path (fonts, fallback, bidi, shaping, UAX #14
+// line breaking); it always returns at least one line.
+func (p *pdfWriter) split(s string, st textStyle, width float64) []text.Line {
+	// No document holds more lines than its page limit allows.
+	maxLines := p.limits.Pages*int(p.pageH/lineHeight(st)+1) + 1
+	return p.fonts.LayoutMax(s, st.family, text.StyleOf(st.bold, st.italic), float32(width/(st.size*pointInMM)*1000), maxLines)
 }
 
-// drawText draws one line of text in a cell of width w.
-func (p *pdfWriter) drawText(st textStyle, line string, x, y, w float64, align string) {
-	p.charge(int64(2*len(line)) + textOpBytes)
-	p.setFont(st)
+// lineWidth is the width of a laid-out line in millimetres.
+func lineWidth(l text.Line, st textStyle) float64 { return l.WidthAt(st.size) * pointInMM }
+
+// drawText draws one laid-out line in a cell of width w whose top is y.
+// A right-to-left paragraph whose style does not set an alignment is
+// aligned right.
+func (p *pdfWriter) drawText(st textStyle, line text.Line, x, y, w float64, align string) {
+	if len(line.Runs) == 0 {
+		return
+	}
+	p.charge(int64(12*len(line.Text)) + textOpBytes)
+	if p.pages == pageCountAlias && strings.Contains(line.Text, pageCountAlias) {
+		// The page count is known once every page is laid out.
+		p.counted = append(p.counted, countedLine{p.f.PageNo(), st, line.Text, x, y, w, align})
+		return
+	}
+	if line.RTL && !st.alignSet && align == "L" && st.align == "L" {
+		align = "R"
+	}
+	lw := lineWidth(line, st)
+	switch align {
+	case "R":
+		x += w - lw
+	case "C":
+		x += (w - lw) / 2
+	}
 	p.f.SetTextColor(st.color[0], st.color[1], st.color[2])
-	p.f.SetXY(x, y)
-	p.f.CellFormat(w, lineHeight(st), line, "", 0, align, false, 0, "")
+	baseline := y + lineHeight(st)/2 + 0.3*st.size*pointInMM
+	for i := range line.Runs {
+		r := &line.Runs[i]
+		p.glyphs = p.glyphs[:0]
+		var text []rune
+		seen := -1
+		for _, g := range r.Glyph {
+			if g.Cluster != seen {
+				text, seen = r.ClusterRunes(g), g.Cluster
+				if r.RTL && g.Runes > 1 {
+					// A ligature of right-to-left letters (lam-alef):
+					// readers spread its characters left to right over
+					// the glyph, then reorder the line by direction.
+					text = reverseRunes(text)
+				}
+			}
+			p.glyphs = append(p.glyphs, fpdf.ShowGlyph{ID: g.ID, Advance: float64(g.Advance), XOffset: float64(g.XOffset),
+				YOffset: float64(g.YOffset), Cluster: g.Cluster, Text: text})
+		}
+		p.f.ShowGlyphs(pdfFace{r.Face}, st.size, x, baseline, p.glyphs)
+		x += float64(r.Width) * st.size / 1000 * pointInMM
+	}
 }
 
 // pdfText makes text safe for fpdf's UTF-8 fonts: line breaks become "\n",
 // tabs spaces, other control characters disappear, and characters outside
-// the Basic Multilingual Plane (which fpdf cannot measure) become U+FFFD.
+// noncharacters U+FFFE and U+FFFF become U+FFFD.
 func pdfText(s string) string {
 	clean := true
 	for _, r := range s {
-		if r >= 0xFFFE || (r < 0x20 && r != '\n') || unicode.IsControl(r) && r != '\n' {
+		if r == 0xFFFE || r == 0xFFFF || (r < 0x20 && r != '\n') || unicode.IsControl(r) && r != '\n' {
 			clean = false
 			break
 		}
@@ -436,7 +465,7 @@ func pdfText(s string) string {
 			b.WriteByte('\n')
 		case r == '\t':
 			b.WriteByte(' ')
-		case r >= 0xFFFE:
+		case r == 0xFFFE || r == 0xFFFF:
 			b.WriteRune(unicode.ReplacementChar)
 		case unicode.IsControl(r):
 		default:
@@ -459,4 +488,43 @@ func (p *pdfWriter) charge(n int64) {
 	if err := p.mem.hold(n); err != nil && p.err == nil {
 		p.err = err
 	}
+}
+
+// pdfFace draws a text.Face through fpdf's glyph fonts.
+type pdfFace struct{ *text.Face }
+
+func (f pdfFace) Metrics() fpdf.GlyphFontMetrics { return fpdf.GlyphFontMetrics(f.Face.Metrics()) }
+
+// countedLine is a line that shows the page count ({{pages}} read alone),
+// drawn once the count is known.
+type countedLine struct {
+	page    int
+	st      textStyle
+	text    string
+	x, y, w float64
+	align   string
+}
+
+// drawCounted draws the lines showing the page count (fpdf close hook).
+func (p *pdfWriter) drawCounted() {
+	last := p.f.PageNo()
+	total := strconv.Itoa(last)
+	for _, c := range p.counted {
+		p.f.SetPage(c.page)
+		p.f.SetTextColor(c.st.color[0], c.st.color[1], c.st.color[2])
+		p.f.RawWriteStr("q " + p.f.TextColorOp())
+		line := p.split(strings.ReplaceAll(c.text, pageCountAlias, total), c.st, 0)[0]
+		p.drawText(c.st, line, c.x, c.y, c.w, c.align)
+		p.f.RawWriteStr("Q")
+	}
+	p.counted = nil
+	p.f.SetPage(last)
+}
+
+func reverseRunes(s []rune) []rune {
+	rs := make([]rune, len(s))
+	for i, r := range s {
+		rs[len(s)-1-i] = r
+	}
+	return rs
 }

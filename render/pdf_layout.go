@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"folio/render/internal/fpdf"
+	"folio/render/text"
 )
 
 // layout evaluates one component instance and hands its boxes, laid out
@@ -59,34 +60,44 @@ func (g lineGlue) glued(i, n int) bool {
 	return i < g.orphans-1 || i >= n-g.widows
 }
 
+// lineTexts returns the characters of each line.
+func lineTexts(lines []text.Line) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = l.Text
+	}
+	return out
+}
+
 // layoutText wraps text into one box per line.
 func (p *pdfWriter) layoutText(tt *textTemplate, st textStyle, before, after float64, g lineGlue, env map[string]any, w float64, s sink) error {
-	var text string
+	var str string
 	var paged *pagedText // set when the text reads "page"
 	var err error
 	if tt.usesName("page") {
-		paged, text, err = p.newPagedText(tt, env)
-	} else if text, err = tt.render(p.ev, env); err == nil {
-		text = pdfText(text)
+		paged, str, err = p.newPagedText(tt, env)
+	} else if str, err = tt.render(p.ev, env); err == nil {
+		str = pdfText(str)
 	}
 	if err != nil {
 		return err
 	}
-	if strings.TrimSpace(text) == "" {
+	if strings.TrimSpace(str) == "" {
 		return nil
 	}
-	lines := p.split(text, st, w)
+	lines := p.split(str, st, w)
 	if paged != nil {
-		paged.locate(lines)
+		paged.locate(lineTexts(lines))
 	}
 	lh := lineHeight(st)
-	draw := func(line string) func(x, y float64) {
+	draw := func(line text.Line) func(x, y float64) {
 		return func(x, y float64) { p.drawText(st, line, x, y, w, st.align) }
 	}
+	redraw := func(s string) func(x, y float64) { return draw(p.split(s, st, 0)[0]) }
 	for i, line := range lines {
 		b := &box{w: w, h: lh, glue: g.glued(i, len(lines)), draw: draw(line)}
 		if paged != nil {
-			paged.repageLine(b, i, line, draw)
+			paged.repageLine(b, i, line.Text, redraw)
 		}
 		if i == 0 {
 			b.before = before
@@ -399,7 +410,7 @@ func (p *pdfWriter) layoutBarcode(c *component, e *barcodeElement, env map[strin
 	}
 	mw = min(mw, w/modules)
 	bw := mw * modules
-	st := textStyle{size: e.fontSize, align: "C"}
+	st := textStyle{size: e.fontSize, align: "C", family: e.family}
 	h := e.height
 	if e.showText {
 		h += lineHeight(st)
@@ -423,7 +434,7 @@ func (p *pdfWriter) layoutBarcode(c *component, e *barcodeElement, env map[strin
 			i = j
 		}
 		if e.showText {
-			p.drawText(st, text, x+off, y+e.height, bw, "C")
+			p.drawText(st, p.split(text, st, 0)[0], x+off, y+e.height, bw, "C")
 		}
 	}})
 }

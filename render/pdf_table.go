@@ -1,6 +1,10 @@
 package render
 
-import "fmt"
+import (
+	"fmt"
+
+	"folio/render/text"
+)
 
 // Table geometry in millimetres.
 const (
@@ -360,7 +364,7 @@ func copyEnv(env map[string]any, extra int) map[string]any {
 // several boxes so that no part is taller than maxH.
 func (p *pdfWriter) rowBoxes(texts []string, widths []float64, st textStyle, aligns []string, bordered, header bool, maxH float64) []*box {
 	lh := lineHeight(st)
-	cells := make([][]string, len(texts))
+	cells := make([][]text.Line, len(texts))
 	pads := make([]float64, len(texts))
 	lines := 1
 	for i, t := range texts {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -385,8 +386,11 @@ func TestRenderPDFEmbedsOnlyUsedStyles(t *testing.T) {
 	needTool(t, "pdffonts")
 	plain := MustRender(t, MustCompile(t, schemaDef(`{"sections":[{"id":"b","components":[{"type":"text","props":{"content":"plain"}}]}]}`)), nil, Options{})
 	withHeading := MustRender(t, MustCompile(t, schemaDef(`{"sections":[{"id":"b","components":[{"type":"heading","props":{"content":"bold"}}]}]}`)), nil, Options{})
-	if len(withHeading) <= len(plain) {
-		t.Errorf("heading document (%d bytes) should embed the bold font on top of the plain one (%d bytes)", len(withHeading), len(plain))
+	if got := fonts(t, plain); !slices.Equal(got, []string{"NotoSans-Regular"}) {
+		t.Errorf("plain document embeds %v, want the regular font only", got)
+	}
+	if got := fonts(t, withHeading); !slices.Equal(got, []string{"NotoSans-Bold"}) {
+		t.Errorf("heading document embeds %v, want the bold font only", got)
 	}
 	if got, want := strings.Count(ExtractText(t, plain), "plain"), 1; got != want {
 		t.Errorf("text count = %d, want %d", got, want)

@@ -94,6 +94,7 @@ func (tt *textTemplate) literal() (string, bool) {
 // placeholder; every problem is reported at path.
 func (c *compiler) compileText(path, src string) *textTemplate {
 	tt := &textTemplate{src: src}
+	c.checkGlyphs(path, src)
 	rest := src
 	for {
 		open := strings.Index(rest, "{{")

@@ -17,11 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"folio/assets"
+
 	"github.com/xuri/excelize/v2"
-	"golang.org/x/image/font/gofont/gobold"
-	"golang.org/x/image/font/gofont/gobolditalic"
-	"golang.org/x/image/font/gofont/goitalic"
-	"golang.org/x/image/font/gofont/goregular"
 )
 
 var (
@@ -40,11 +38,12 @@ func scaled(d time.Duration) time.Duration {
 	return d
 }
 
-// MustEngine returns an engine with the Go fonts, built once per test binary.
+// MustEngine returns an engine with the embedded fonts (Noto and the
+// fallbacks of package assets), built once per test binary.
 func MustEngine(tb testing.TB) *Engine {
 	tb.Helper()
 	engineOnce.Do(func() {
-		engine, engineErr = NewEngine(Fonts{Regular: goregular.TTF, Bold: gobold.TTF, Italic: goitalic.TTF, BoldItalic: gobolditalic.TTF})
+		engine, engineErr = NewEngine(embeddedFonts())
 	})
 	if engineErr != nil {
 		tb.Fatalf("NewEngine: %v", engineErr)
@@ -310,4 +309,17 @@ func sheetXMLAttr(tb testing.TB, data []byte, n int, elem, attr string) string {
 		return ""
 	}
 	return string(m[1])
+}
+
+// embeddedFonts converts the font set of package assets.
+func embeddedFonts() Fonts {
+	set := assets.Fonts()
+	conv := func(list []assets.FontFamily) []FontFamily {
+		out := make([]FontFamily, len(list))
+		for i, f := range list {
+			out[i] = FontFamily(f)
+		}
+		return out
+	}
+	return Fonts{Families: conv(set.Families), Fallbacks: conv(set.Fallbacks)}
 }

@@ -15,6 +15,9 @@ type document struct {
 	margins     margins
 	sections    []*section
 	metadata    *docMetadata // "metadata": document properties; nil when absent
+	fontFamily  string       // "fontFamily": the default family; "" the engine's
+	// missingGlyphs is "warn" or "error": what a character no font draws is.
+	missingGlyphs string
 }
 
 // margins are page margins in millimetres.
@@ -226,6 +229,11 @@ func (c *compiler) parseSchema(raw json.RawMessage) *document {
 		doc.margins = c.parseMargins(o.raw("margins"), doc)
 	}
 	doc.metadata = c.parseMetadata(o)
+	doc.missingGlyphs = c.oneOf(o, "schema", "missingGlyphs", missingWarn, missingWarn, missingError)
+	if fam, ok := c.str(o, "schema", "fontFamily"); ok {
+		c.family = c.checkFamily("schema.fontFamily", fam)
+		doc.fontFamily = c.family
+	}
 	if !o.present("sections") {
 		c.add("schema.sections", "is required")
 		return doc

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
+
+	"folio/render/text"
 )
 
 // Template is a compiled definition, ready to render. It is immutable and
@@ -48,6 +51,9 @@ type compiler struct {
 	objects    []objectAt               // every schema object read, for unknown keys
 	fmt        *formatting              // locale and translations, once the schema's are read
 	override   string                   // the request's locale (Definition.Locale)
+	fonts      *text.Registry           // the families fontFamily may name
+	family     string                   // fontFamily of the enclosing component or the schema
+	missing    []Issue                  // characters no font draws (checkGlyphs)
 }
 
 func (c *compiler) compileExpr(path, src string) *expression {
@@ -69,14 +75,21 @@ func (e *Engine) Compile(def Definition) (t *Template, err error) {
 		}
 	}()
 	limits := DefaultLimits()
-	c := &compiler{limits: limits, exprs: newExprCompiler(limits), override: def.Locale}
+	c := &compiler{limits: limits, exprs: newExprCompiler(limits), override: def.Locale, fonts: e.fonts}
 	doc := c.parseSchema(def.Schema)
 	if c.components > limits.Components {
 		c.add("schema", "has %d components, maximum %d", c.components, limits.Components)
 	}
 	vars, consts, calcs := c.parseVariables(def)
+	if doc.missingGlyphs == missingError {
+		for _, m := range c.missing {
+			c.add(m.Path, "%s", m.Message)
+		}
+		c.missing = nil
+	}
 	warnings := append(c.unknownKeys(), undeclaredNames(doc.sections, def)...)
 	warnings = append(warnings, c.translationWarnings()...)
+	warnings = append(warnings, c.missing...)
 	if len(warnings) > maxIssues {
 		warnings = warnings[:maxIssues]
 	}
@@ -228,7 +241,7 @@ func (t *Template) Render(ctx context.Context, w io.Writer, format Format, value
 	if err != nil {
 		return Stats{}, err
 	}
-	res, err := t.engine.memory.acquire(ctx, t.reservationFor(format, values, limits), opts.Interactive, opts.MemoryWait)
+	res, err := t.engine.gate().acquire(ctx, t.reservationFor(format, values, limits), opts.Interactive, opts.MemoryWait)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -265,4 +278,18 @@ func (l Limits) checkTemplate(components int, d depth, variables int) *LimitErro
 		return newLimitError(LimitVariables, int64(variables), int64(l.Variables))
 	}
 	return nil
+}
+
+// checkFamily returns the canonical name of font family name, or reports
+// it unknown, naming the families there are.
+func (c *compiler) checkFamily(path, name string) string {
+	if c.fonts == nil {
+		return ""
+	}
+	fam, ok := c.fonts.Family(name)
+	if !ok || strings.TrimSpace(name) == "" {
+		c.add(path, "unknown font family %q; available: %s (add fonts with --font-dir or upload a font asset)", clip(name, 64), strings.Join(c.fonts.Names(), ", "))
+		return ""
+	}
+	return fam.Name
 }

@@ -209,6 +209,9 @@ func (t *Template) Values(input map[string]any) (out map[string]any, err error) 
 		}
 		out[v.Name] = val
 	}
+	if t.doc != nil && t.doc.missingGlyphs == missingError {
+		problems = append(problems, t.MissingGlyphs(out)...)
+	}
 	if len(problems) > 0 {
 		return nil, &VariableError{Errors: problems}
 	}

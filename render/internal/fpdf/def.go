@@ -606,6 +606,8 @@ type Fpdf struct {
 	coreFonts        map[string]bool            // array of core font names
 	fonts            map[string]fontDefType     // array of used fonts
 	fontFiles        map[string]fontFileType    // array of font files
+	glyphFonts       map[GlyphFont]*glyphFont   // fonts drawn by glyph ID (Folio addition)
+	closeHook        func()                     // called on Close after the last footer (Folio addition)
 	diffs            []string                   // array of encoding differences
 	fontFamily       string                     // current font family
 	fontStyle        string                     // current font style

@@ -698,6 +698,9 @@ func (f *Fpdf) Close() {
 		f.footerFncLpi(true)
 	}
 	f.inFooter = false
+	if f.closeHook != nil { // Folio addition
+		f.closeHook()
+	}
 
 	// Close page
 	f.endpage()
@@ -4650,6 +4653,9 @@ func (f *Fpdf) putresourcedict() {
 			font = f.fonts[key]
 			f.outf("/F%s %d 0 R", font.i, font.N)
 		}
+		for _, g := range f.glyphFontList() {
+			f.outf("/%s %d 0 R", g.res, g.objN)
+		}
 	}
 	f.out(">>")
 	f.out("/XObject <<")
@@ -4741,6 +4747,10 @@ func (f *Fpdf) putresources() {
 	f.putGradients()
 	f.putSpotColors()
 	f.putfonts()
+	if f.err != nil {
+		return
+	}
+	f.putGlyphFonts()
 	if f.err != nil {
 		return
 	}

@@ -1,0 +1,305 @@
+package text
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// sfnt is the table directory of a TrueType file, read with bounds checks
+// on every access: font files come from operators and teams, so a
+// malformed or hostile file must end in an error, never a panic.
+type sfnt struct {
+	tables    map[string][]byte
+	hmtx      []byte
+	numGlyphs int
+	locaLong  bool
+	nhm       int // numberOfHMetrics
+	upem      int
+}
+
+var errMalformed = errors.New("malformed font")
+
+func u16(b []byte, off int) (int, bool) {
+	if off < 0 || off+2 > len(b) {
+		return 0, false
+	}
+	return int(binary.BigEndian.Uint16(b[off:])), true
+}
+
+func u32(b []byte, off int) (uint32, bool) {
+	if off < 0 || off+4 > len(b) {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(b[off:]), true
+}
+
+// readSFNT reads the table directory of a TrueType-outline font and the
+// fields the subsetter needs.
+func readSFNT(data []byte) (*sfnt, error) {
+	tag, ok := u32(data, 0)
+	if !ok {
+		return nil, errMalformed
+	}
+	switch tag {
+	case 0x00010000, 0x74727565: // TrueType outlines ("true")
+	case 0x4F54544F: // "OTTO"
+		return nil, errors.New("font has CFF (PostScript) outlines; only TrueType (glyf) outlines are supported")
+	case 0x74746366: // "ttcf"
+		return nil, errors.New("font collections (.ttc) are not supported; upload one font file")
+	default:
+		return nil, errors.New("not a TrueType or OpenType font")
+	}
+	n, _ := u16(data, 4)
+	if n == 0 || n > 200 {
+		return nil, errMalformed
+	}
+	s := &sfnt{tables: make(map[string][]byte, n)}
+	for i := 0; i < n; i++ {
+		rec := 12 + 16*i
+		if rec+16 > len(data) {
+			return nil, errMalformed
+		}
+		t := string(data[rec : rec+4])
+		off, _ := u32(data, rec+8)
+		ln, _ := u32(data, rec+12)
+		if uint64(off)+uint64(ln) > uint64(len(data)) {
+			return nil, fmt.Errorf("%w: table %q outside the file", errMalformed, t)
+		}
+		s.tables[t] = data[off : off+ln]
+	}
+	for _, t := range []string{"head", "hhea", "hmtx", "maxp", "loca", "glyf"} {
+		if s.tables[t] == nil {
+			return nil, fmt.Errorf("%w: no %q table", errMalformed, t)
+		}
+	}
+	head := s.tables["head"]
+	var ok1, ok2, ok3, ok4 bool
+	var locFmt int
+	s.upem, ok1 = u16(head, 18)
+	locFmt, ok2 = u16(head, 50)
+	s.numGlyphs, ok3 = u16(s.tables["maxp"], 4)
+	s.nhm, ok4 = u16(s.tables["hhea"], 34)
+	if !ok1 || !ok2 || !ok3 || !ok4 || s.upem < 16 || s.upem > 16384 || s.numGlyphs == 0 {
+		return nil, errMalformed
+	}
+	s.locaLong = locFmt == 1
+	s.hmtx = s.tables["hmtx"]
+	if s.nhm == 0 || s.nhm > s.numGlyphs || len(s.tables["hmtx"]) < 4*s.nhm {
+		return nil, fmt.Errorf("%w: hmtx", errMalformed)
+	}
+	per := 2
+	if s.locaLong {
+		per = 4
+	}
+	if len(s.tables["loca"]) < per*(s.numGlyphs+1) {
+		return nil, fmt.Errorf("%w: loca", errMalformed)
+	}
+	return s, nil
+}
+
+// glyph returns the outline bytes of glyph gid (empty for blank glyphs).
+func (s *sfnt) glyph(gid int) ([]byte, error) {
+	if gid < 0 || gid >= s.numGlyphs {
+		return nil, errMalformed
+	}
+	loca, glyf := s.tables["loca"], s.tables["glyf"]
+	var a, b uint32
+	if s.locaLong {
+		a, _ = u32(loca, 4*gid)
+		b, _ = u32(loca, 4*gid+4)
+	} else {
+		x, _ := u16(loca, 2*gid)
+		y, _ := u16(loca, 2*gid+2)
+		a, b = uint32(x)*2, uint32(y)*2
+	}
+	if a > b || uint64(b) > uint64(len(glyf)) {
+		return nil, fmt.Errorf("%w: glyph %d", errMalformed, gid)
+	}
+	return glyf[a:b], nil
+}
+
+// hmetric returns the advance width and left side bearing of gid.
+func (s *sfnt) hmetric(gid int) (adv, lsb int) {
+	h := s.hmtx
+	if gid < s.nhm {
+		adv, _ = u16(h, 4*gid)
+		lsb, _ = u16(h, 4*gid+2)
+		return adv, lsb
+	}
+	adv, _ = u16(h, 4*(s.nhm-1))
+	lsb, _ = u16(h, 4*s.nhm+2*(gid-s.nhm))
+	return adv, lsb
+}
+
+// Composite glyph flags (OpenType glyf table).
+const (
+	argsAreWords   = 0x0001
+	haveScale      = 0x0008
+	moreComponents = 0x0020
+	haveXYScale    = 0x0040
+	have2x2        = 0x0080
+)
+
+// components returns the offsets of the glyph indices inside a composite
+// glyph (nil for a simple glyph).
+func components(g []byte) ([]int, error) {
+	if len(g) < 10 {
+		return nil, nil
+	}
+	if int16(binary.BigEndian.Uint16(g)) >= 0 {
+		return nil, nil
+	}
+	var offs []int
+	p := 10
+	for {
+		flags, ok := u16(g, p)
+		if !ok || p+4 > len(g) || len(offs) > 1024 {
+			return nil, fmt.Errorf("%w: composite glyph", errMalformed)
+		}
+		offs = append(offs, p+2)
+		p += 4
+		if flags&argsAreWords != 0 {
+			p += 4
+		} else {
+			p += 2
+		}
+		switch {
+		case flags&haveScale != 0:
+			p += 2
+		case flags&haveXYScale != 0:
+			p += 4
+		case flags&have2x2 != 0:
+			p += 8
+		}
+		if flags&moreComponents == 0 {
+			return offs, nil
+		}
+	}
+}
+
+// subset writes a TrueType file holding the glyphs olds[0], olds[1], ...
+// as glyphs 0, 1, ... (olds[0] should be 0, .notdef). Components of
+// composite glyphs are added after them and renumbered; tables a PDF
+// reader does not use (cmap, GSUB, GPOS, name, post, kern) are left out.
+func (s *sfnt) subset(olds []uint16) ([]byte, error) {
+	newID := make(map[uint16]uint16, len(olds))
+	order := make([]uint16, 0, len(olds))
+	add := func(g uint16) uint16 {
+		if id, ok := newID[g]; ok {
+			return id
+		}
+		id := uint16(len(order))
+		newID[g] = id
+		order = append(order, g)
+		return id
+	}
+	for _, g := range olds {
+		add(g)
+	}
+	var glyf []byte
+	loca := make([]byte, 0, 4*(len(order)+1))
+	hmtx := make([]byte, 0, 4*len(order))
+	for i := 0; i < len(order); i++ { // order grows as components are found
+		if len(order) > 65535 {
+			return nil, errMalformed
+		}
+		g, err := s.glyph(int(order[i]))
+		if err != nil {
+			return nil, err
+		}
+		offs, err := components(g)
+		if err != nil {
+			return nil, err
+		}
+		loca = binary.BigEndian.AppendUint32(loca, uint32(len(glyf)))
+		start := len(glyf)
+		glyf = append(glyf, g...)
+		for _, o := range offs {
+			old, _ := u16(g, o)
+			if old >= s.numGlyphs {
+				return nil, fmt.Errorf("%w: component glyph %d", errMalformed, old)
+			}
+			binary.BigEndian.PutUint16(glyf[start+o:], add(uint16(old)))
+		}
+		for len(glyf)%4 != 0 {
+			glyf = append(glyf, 0)
+		}
+		adv, lsb := s.hmetric(int(order[i]))
+		hmtx = binary.BigEndian.AppendUint16(hmtx, uint16(adv))
+		hmtx = binary.BigEndian.AppendUint16(hmtx, uint16(lsb))
+	}
+	loca = binary.BigEndian.AppendUint32(loca, uint32(len(glyf)))
+
+	head := append([]byte(nil), s.tables["head"]...)
+	if len(head) < 54 {
+		return nil, errMalformed
+	}
+	binary.BigEndian.PutUint32(head[8:], 0) // checkSumAdjustment, set below
+	binary.BigEndian.PutUint16(head[50:], 1)
+	hhea := append([]byte(nil), s.tables["hhea"]...)
+	binary.BigEndian.PutUint16(hhea[34:], uint16(len(order)))
+	maxp := append([]byte(nil), s.tables["maxp"]...)
+	binary.BigEndian.PutUint16(maxp[4:], uint16(len(order)))
+
+	out := map[string][]byte{"glyf": glyf, "loca": loca, "hmtx": hmtx, "head": head, "hhea": hhea, "maxp": maxp}
+	for _, t := range []string{"cvt ", "fpgm", "prep"} { // hinting programs the glyphs may call
+		if b := s.tables[t]; b != nil {
+			out[t] = b
+		}
+	}
+	return writeSFNT(out), nil
+}
+
+// writeSFNT assembles tables into a TrueType file with checksums.
+func writeSFNT(tables map[string][]byte) []byte {
+	tags := make([]string, 0, len(tables))
+	size := 12 + 16*len(tables)
+	for t, b := range tables {
+		tags = append(tags, t)
+		size += (len(b) + 3) &^ 3
+	}
+	sort.Strings(tags)
+	out := make([]byte, 12+16*len(tags), size)
+	binary.BigEndian.PutUint32(out, 0x00010000)
+	n := len(tags)
+	binary.BigEndian.PutUint16(out[4:], uint16(n))
+	es := 0
+	for 1<<(es+1) <= n {
+		es++
+	}
+	binary.BigEndian.PutUint16(out[6:], uint16(16<<es))
+	binary.BigEndian.PutUint16(out[8:], uint16(es))
+	binary.BigEndian.PutUint16(out[10:], uint16(n*16-16<<es))
+	headAt := 0
+	for i, t := range tags {
+		b := tables[t]
+		rec := out[12+16*i:]
+		copy(rec, t)
+		binary.BigEndian.PutUint32(rec[4:], checksum(b))
+		binary.BigEndian.PutUint32(rec[8:], uint32(len(out)))
+		binary.BigEndian.PutUint32(rec[12:], uint32(len(b)))
+		if t == "head" {
+			headAt = len(out)
+		}
+		out = append(out, b...)
+		for len(out)%4 != 0 {
+			out = append(out, 0)
+		}
+	}
+	if headAt > 0 {
+		binary.BigEndian.PutUint32(out[headAt+8:], 0xB1B0AFBA-checksum(out))
+	}
+	return out
+}
+
+func checksum(b []byte) uint32 {
+	var sum uint32
+	for i := 0; i < len(b); i += 4 {
+		var w [4]byte
+		copy(w[:], b[i:])
+		sum += binary.BigEndian.Uint32(w[:])
+	}
+	return sum
+}
