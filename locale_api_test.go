@@ -99,8 +99,10 @@ func TestLocaleInvoiceThroughAPI(t *testing.T) {
 			"templateId": tpl.str("id"), "format": "pdf", "locale": "ar-EG", "variables": localeVars})
 		_, _, pdf := s.download(g.str("downloadUrl"))
 		text := pdfText(t, pdf)
+		// The percent sign sits left of the digits on the page; pdftotext
+		// gives the number and its sign in either order.
 		for _, want := range []string{"٢٠٢٦", "١٬٢٣٤٫٥٦", "١٬٢٣٣٬٠١٠٫٩٤", "١٩٪"} {
-			if !strings.Contains(text, want) {
+			if !strings.Contains(text, want) && !(want == "١٩٪" && strings.Contains(text, "٪١٩")) {
 				t.Errorf("ar-EG: PDF text lacks %q:\n%s", want, text)
 			}
 		}

@@ -347,9 +347,12 @@ func newExampleWorld(t *testing.T) *exampleWorld {
 	w.ids["batch"] = w.as("key", "POST", "/api/v1/documents/generate/batch", map[string]any{"templateId": tpl, "format": "pdf",
 		"documents": []any{map[string]any{"variables": map[string]any{"number": "2", "customer": "c"}}}}, "").str("batchId")
 
-	// Webhooks: a subscription with a failed delivery, one to delete.
+	// Webhooks: a subscription with a failed delivery, one to delete. They
+	// listen for an event this world never fires: a document.generated of
+	// the batch above could otherwise reach the receiver first, take its one
+	// failure, and leave the test delivery a success that cannot be retried.
 	sub := func() string {
-		return w.as("key", "POST", "/api/v1/webhook-subscriptions", map[string]any{"url": rcv.url, "events": []string{"document.generated"}}, "").str("id")
+		return w.as("key", "POST", "/api/v1/webhook-subscriptions", map[string]any{"url": rcv.url, "events": []string{"batch.failed"}}, "").str("id")
 	}
 	w.ids["sub"], w.ids["subDel"] = sub(), sub()
 	rcv.failFirst = 1
