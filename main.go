@@ -278,9 +278,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}
 	activity := &app.ActivityLog{Store: m.DB, Logger: m.Logger, Now: m.Now}
 	assetSvc := &app.AssetService{Assets: m.DB, Teams: m.DB, Files: &store.Files{Root: filepath.Join(c.Data, "files")}, Memory: engine, Now: m.Now}
-	templates := &app.TemplateService{Templates: m.DB, Teams: m.DB, Engine: engine, Now: m.Now, Activity: activity, Assets: assetSvc}
+	meta := &app.MetaCache{Gen: m.DB} // keys, users, teams, templates (docs/decisions.md, "Metadata cache")
+	templates := &app.TemplateService{Templates: meta.Templates(m.DB), Teams: m.DB, Engine: engine, Now: m.Now, Activity: activity, Assets: assetSvc}
 	docs := &app.DocumentService{
-		Jobs: m.DB, Batches: m.DB, Templates: templates, Teams: m.DB, Queue: m.Bolt, Files: &store.Files{Root: filepath.Join(c.Data, "files")},
+		Jobs: m.DB, Batches: m.DB, Templates: templates, Teams: meta.Teams(m.DB), Meta: meta, Queue: m.Bolt, Files: &store.Files{Root: filepath.Join(c.Data, "files")},
 		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics,
 		Limits: c.Limits, GenerateWait: c.GenerateWait,
 	}
@@ -291,7 +292,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err := m.persistLimits(ctx, authLimits, m.Bolt.AuthLimits()); err != nil {
 		return err
 	}
-	auth := &app.AuthService{Users: m.DB, Teams: m.DB, Tokens: m.DB, Keys: m.DB, Accounts: m.DB, TwoFactor: m.DB, Mailer: mailer, Limiter: authLimits,
+	auth := &app.AuthService{Users: meta.Users(m.DB), Teams: meta.Teams(m.DB), Tokens: m.DB, Keys: meta.Keys(m.DB), Meta: meta, Accounts: m.DB, TwoFactor: m.DB, Mailer: mailer, Limiter: authLimits,
 		Config: app.AuthConfig{JWTKey: jwtKey, BaseURL: c.BaseURL, SignupOpen: c.Signup == "open", DefaultPlan: c.DefaultPlan}, Now: m.Now}
 	accounts := &app.AccountService{Users: m.DB, Accounts: m.DB, TwoFactor: m.DB, Teams: m.DB, Keys: m.DB, Templates: m.DB, Activity: activity,
 		Auth: auth, Mailer: mailer, Files: &store.Files{Root: filepath.Join(c.Data, "files")}, Memory: engine, Limiter: auth.Limiter, BaseURL: c.BaseURL, Logger: m.Logger, Now: m.Now}

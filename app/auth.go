@@ -50,6 +50,9 @@ type AuthService struct {
 	Limiter   Limiter
 	Config    AuthConfig
 	Now       func() time.Time
+	// Meta, when set, is the cache Keys, Users and Teams read through: a
+	// request pins its generation once, here (nil: no cache).
+	Meta *MetaCache
 }
 
 // Session is what signup, login and refresh answer.
@@ -388,6 +391,15 @@ func (s *AuthService) newSession(ctx context.Context, u *User, family string) (*
 // acts on its own team; a JWT acts on teamID when given (the caller must be a
 // member) or on the user's personal team.
 func (s *AuthService) Authenticate(ctx context.Context, bearer, teamID string) (*Principal, error) {
+	ctx = s.Meta.Pin(ctx)
+	p, err := s.authenticate(ctx, bearer, teamID)
+	if err == nil {
+		p.metaGen, _ = pinnedGen(ctx)
+	}
+	return p, err
+}
+
+func (s *AuthService) authenticate(ctx context.Context, bearer, teamID string) (*Principal, error) {
 	if strings.HasPrefix(bearer, KeyPrefix) {
 		return s.authenticateKey(ctx, bearer)
 	}

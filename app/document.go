@@ -42,6 +42,9 @@ type DocumentService struct {
 	Limits *render.Limits
 	// Metrics records ended documents (nil: none).
 	Metrics *Metrics
+	// Meta, when set, is the cache Teams and Templates read through; a job
+	// pins its generation when it starts (nil: no cache).
+	Meta *MetaCache
 	// GenerateWait is how long a synchronous generate waits for its job
 	// before answering with the job still pending or processing (0:
 	// DefaultGenerateWait).

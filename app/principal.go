@@ -21,6 +21,8 @@ type Principal struct {
 	KeyID       string
 	Permissions []string // for keys only
 	Verified    bool     // the user's email is verified
+
+	metaGen int64 // the metadata generation the request was authenticated at (MetaCache.Pin)
 }
 
 // Can reports whether the principal holds a key permission; JWT callers are

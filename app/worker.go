@@ -333,6 +333,7 @@ func (s *DocumentService) process(run context.Context, e *QueueEntry) error {
 	if !ok {
 		return nil // already ended (a redelivered entry): never done twice
 	}
+	run = s.Meta.Pin(run) // one metadata generation for the job's reads
 	start := time.Now()
 	var res JobResult
 	if j.Crashes >= MaxJobCrashes {

@@ -22,15 +22,21 @@ import (
 // TraceQueries calls fn with every SQL statement the store runs through its
 // pools and transactions from now on, and its number of arguments, until
 // stop is called. Statements a test runs itself (a _test.go file calls the
-// pool or the transaction) are left out. Only one trace is active at a time.
+// pool or the transaction) are left out. Traces nest: a trace started
+// while another runs feeds both, and its stop restores the other (a test
+// counting statements inside the suite's plan check).
 func TraceQueries(fn func(query string, args int)) (stop func()) {
+	prev := traceQuery.Load()
 	traced := func(query string, args int) {
+		if prev != nil {
+			(*prev)(query, args)
+		}
 		if !fromTest() {
 			fn(query, args)
 		}
 	}
 	traceQuery.Store(&traced)
-	return func() { traceQuery.Store(nil) }
+	return func() { traceQuery.Store(prev) }
 }
 
 // fromTest reports whether the code that ran the traced statement, the
