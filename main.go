@@ -997,7 +997,12 @@ func EngineFonts() render.Fonts {
 	conv := func(list []assets.FontFamily) []render.FontFamily {
 		out := make([]render.FontFamily, len(list))
 		for i, f := range list {
-			out[i] = render.FontFamily(f)
+			out[i].Name = f.Name
+			for s, file := range []*assets.FontFile{f.Regular, f.Bold, f.Italic, f.BoldItalic} {
+				if file != nil {
+					out[i].Lazy[s] = &render.FontFile{Name: file.Name, Coverage: file.Coverage, Load: file.Bytes}
+				}
+			}
 		}
 		return out
 	}

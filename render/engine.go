@@ -24,6 +24,23 @@ type Fonts struct {
 type FontFamily struct {
 	Name                              string
 	Regular, Bold, Italic, BoldItalic []byte
+	// Lazy are files read and parsed on first use, by style (regular,
+	// bold, italic, bold italic), for the styles whose bytes are not
+	// given: the embedded fonts, most of which a server never draws with.
+	Lazy [4]*FontFile
+}
+
+// FontFile is a font read and parsed when it is first drawn or measured.
+// Coverage lists the characters it has, as sorted inclusive ranges (lo,
+// hi, lo, hi, ...; what text.Face.Coverage returns), so that fallback and
+// missing-character checks need not read it; Load returns its TrueType
+// bytes. A file that fails to load makes the renders that need it fail
+// with an internal error: give only files checked beforehand (package
+// assets tests every embedded font).
+type FontFile struct {
+	Name     string
+	Coverage []uint32
+	Load     func() ([]byte, error)
 }
 
 // fontStyle is a set of font styles.
@@ -50,8 +67,9 @@ func styleOf(bold, italic bool) fontStyle {
 
 // Engine holds what is built once per process. It is safe for concurrent use.
 //
-// Each font is parsed once, here, and shared read-only by every document;
-// documents embed subsets holding only the glyphs they draw.
+// Each font is parsed once, here or (FontFamily.Lazy) when first drawn,
+// and shared read-only by every document; documents embed subsets holding
+// only the glyphs they draw.
 type Engine struct {
 	fonts  *text.Registry
 	memory memoryGate // reservations of the renders running now
@@ -128,16 +146,16 @@ func CheckFont(name string, data []byte) error { return text.CheckFont(name, dat
 
 // parseFamily parses the files of one family.
 func parseFamily(ff FontFamily) (*text.Family, error) {
-	if len(ff.Regular) == 0 && len(ff.Bold) == 0 && len(ff.Italic) == 0 && len(ff.BoldItalic) == 0 {
-		return nil, fmt.Errorf("render: font family %q: a regular font is required", ff.Name)
-	}
 	fam := &text.Family{Name: ff.Name}
 	styles := []string{"Regular", "Bold", "Italic", "BoldItalic"}
 	for i, b := range [][]byte{ff.Regular, ff.Bold, ff.Italic, ff.BoldItalic} {
+		name := strings.ReplaceAll(ff.Name, " ", "") + "-" + styles[i]
 		if len(b) == 0 {
+			if lf := ff.Lazy[i]; lf != nil && lf.Load != nil {
+				fam.Faces[i] = text.NewLazyFace(name, lf.Coverage, lf.Load)
+			}
 			continue
 		}
-		name := strings.ReplaceAll(ff.Name, " ", "") + "-" + styles[i]
 		face, err := text.ParseFace(name, b)
 		if err == nil {
 			err = face.Check()
@@ -146,6 +164,9 @@ func parseFamily(ff FontFamily) (*text.Family, error) {
 			return nil, fmt.Errorf("render: font family %q, style %s: %w", ff.Name, styles[i], err)
 		}
 		fam.Faces[i] = face
+	}
+	if fam.Face(text.Regular) == nil {
+		return nil, fmt.Errorf("render: font family %q: a regular font is required", ff.Name)
 	}
 	return fam, nil
 }

@@ -317,7 +317,12 @@ func embeddedFonts() Fonts {
 	conv := func(list []assets.FontFamily) []FontFamily {
 		out := make([]FontFamily, len(list))
 		for i, f := range list {
-			out[i] = FontFamily(f)
+			out[i].Name = f.Name
+			for s, file := range []*assets.FontFile{f.Regular, f.Bold, f.Italic, f.BoldItalic} {
+				if file != nil {
+					out[i].Lazy[s] = &FontFile{Name: file.Name, Coverage: file.Coverage, Load: file.Bytes}
+				}
+			}
 		}
 		return out
 	}

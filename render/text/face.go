@@ -12,24 +12,35 @@ import (
 	"compress/zlib"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-text/typesetting/font"
 )
 
-// Face is one parsed font file. It is safe for concurrent use: shaping
-// state lives in per-goroutine workers, see Shaper.
+// Face is one font file. It is safe for concurrent use: shaping state
+// lives in per-goroutine workers, see Shaper.
+//
+// A face made by NewLazyFace knows only which characters it has until it
+// is first drawn or measured: then, once, its bytes are loaded and parsed
+// (go-text parses every glyph outline up front, which for the embedded
+// CJK and symbol fonts costs tens of megabytes and most of a second).
 type Face struct {
 	name string // PostScript-safe name, used as the PDF BaseFont
-	font *font.Font
-	sf   *sfnt
 
-	// Metrics in thousandths of an em (PDF glyph space).
-	Ascent, Descent, CapHeight int
-	BBox                       [4]int
-	ItalicAngle                int
-	Flags                      int
+	cov    []uint32 // lazy faces: covered characters, sorted inclusive ranges lo, hi, lo, hi...
+	load   func() ([]byte, error)
+	once   sync.Once
+	err    error // why a lazy face could not be loaded
+	loaded atomic.Bool
+
+	// Set by parse (at once for ParseFace, on first use for lazy faces).
+	font    *font.Font
+	sf      *sfnt
+	metrics Metrics
 
 	mu      sync.Mutex
 	subsets map[string]subsetFile // compressed subset files by glyph list, bounded
@@ -41,52 +52,98 @@ func (f *Face) Name() string { return f.name }
 // ParseFace parses a TrueType font file. name names the face in errors
 // and in PDF files. A malformed or hostile file returns an error; it
 // never panics.
-func ParseFace(name string, data []byte) (face *Face, err error) {
+func ParseFace(name string, data []byte) (*Face, error) {
+	f := &Face{name: psName(name)}
+	if err := f.parse(name, data); err != nil {
+		return nil, err
+	}
+	f.once.Do(func() {}) // parsed
+	return f, nil
+}
+
+// NewLazyFace returns a face that is loaded and parsed on first use.
+// coverage lists the characters it has as sorted, inclusive ranges
+// (lo, hi, lo, hi, ...), as Coverage of the parsed face returns them, so
+// fallback and missing-character checks need not load it; load returns
+// the TrueType bytes (kept for as long as the face: subsets are cut from
+// them).
+func NewLazyFace(name string, coverage []uint32, load func() ([]byte, error)) *Face {
+	return &Face{name: psName(name), cov: coverage, load: load}
+}
+
+// Loads counts the faces parsed so far, lazily or not (for tests).
+var Loads atomic.Int64
+
+// ready loads and parses a lazy face once; it panics if the face cannot
+// be loaded (embedded fonts are checked by tests; a render recovers the
+// panic as an internal error).
+func (f *Face) ready() {
+	f.once.Do(func() {
+		data, err := f.load()
+		if err == nil {
+			err = f.parse(f.name, data)
+		}
+		f.err = err
+	})
+	if f.err != nil {
+		panic(fmt.Sprintf("text: font %s cannot be loaded: %v", f.name, f.err))
+	}
+}
+
+// Loaded reports whether the face has been parsed.
+func (f *Face) Loaded() bool { return f.loaded.Load() }
+
+// parse reads data into f; it never panics.
+func (f *Face) parse(name string, data []byte) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			face, err = nil, fmt.Errorf("font %s: unreadable font: %v", name, r)
+			err = fmt.Errorf("font %s: unreadable font: %v", name, r)
 		}
 	}()
 	sf, err := readSFNT(data)
 	if err != nil {
-		return nil, fmt.Errorf("font %s: %w", name, err)
+		return fmt.Errorf("font %s: %w", name, err)
 	}
 	fnt, err := font.ParseTTF(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("font %s: unreadable font: %w", name, err)
+		return fmt.Errorf("font %s: unreadable font: %w", name, err)
 	}
 	if fnt.Upem() == 0 {
-		return nil, fmt.Errorf("font %s: %w", name, errMalformed)
+		return fmt.Errorf("font %s: %w", name, errMalformed)
 	}
-	f := &Face{name: psName(name), font: fnt.Font, sf: sf, subsets: map[string]subsetFile{}}
+	var m Metrics
 	scale := func(v int) int { return v * 1000 / sf.upem }
 	head := sf.tables["head"]
-	for i := range f.BBox {
+	for i := range m.BBox {
 		v, _ := u16(head, 36+2*i)
-		f.BBox[i] = scale(int(int16(v)))
+		m.BBox[i] = scale(int(int16(v)))
 	}
 	hhea := sf.tables["hhea"]
 	asc, _ := u16(hhea, 4)
 	desc, _ := u16(hhea, 6)
-	f.Ascent, f.Descent = scale(int(int16(asc))), scale(int(int16(desc)))
-	f.CapHeight = f.Ascent
+	m.Ascent, m.Descent = scale(int(int16(asc))), scale(int(int16(desc)))
+	m.CapHeight = m.Ascent
 	if os2 := sf.tables["OS/2"]; len(os2) >= 90 {
 		if v, ok := u16(os2, 88); ok && v > 0 {
-			f.CapHeight = scale(int(int16(v)))
+			m.CapHeight = scale(int(int16(v)))
 		}
 	}
 	if post := sf.tables["post"]; len(post) >= 8 {
 		v, _ := u16(post, 4)
-		f.ItalicAngle = int(int16(v))
+		m.ItalicAngle = int(int16(v))
 	}
-	f.Flags = 4 // symbolic: glyphs outside the standard Latin set
-	if f.ItalicAngle != 0 {
-		f.Flags |= 64
+	m.Flags = 4 // symbolic: glyphs outside the standard Latin set
+	if m.ItalicAngle != 0 {
+		m.Flags |= 64
 	}
-	if _, ok := f.font.NominalGlyph(' '); !ok && f.font.Cmap == nil {
-		return nil, fmt.Errorf("font %s: no character map", name)
+	if _, ok := fnt.Font.NominalGlyph(' '); !ok && fnt.Font.Cmap == nil {
+		return fmt.Errorf("font %s: no character map", name)
 	}
-	return f, nil
+	f.font, f.sf, f.metrics = fnt.Font, sf, m
+	f.subsets = map[string]subsetFile{}
+	f.loaded.Store(true)
+	Loads.Add(1)
+	return nil
 }
 
 // psName turns a file or family name into a PostScript name.
@@ -107,14 +164,52 @@ func psName(s string) string {
 	return b.String()
 }
 
-// Covers reports whether the face has a glyph for r.
+// Covers reports whether the face has a glyph for r. It does not load a
+// lazy face.
 func (f *Face) Covers(r rune) bool {
+	if f.load != nil {
+		return inRanges(f.cov, uint32(r))
+	}
 	_, ok := f.font.NominalGlyph(r)
 	return ok
 }
 
+// inRanges reports whether c is in one of the sorted inclusive ranges.
+func inRanges(cov []uint32, c uint32) bool {
+	n := len(cov) / 2
+	i := sort.Search(n, func(i int) bool { return cov[2*i+1] >= c })
+	return i < n && cov[2*i] <= c
+}
+
+// Coverage returns the characters the face has glyphs for as sorted,
+// inclusive ranges (lo, hi, lo, hi, ...): what NewLazyFace needs to know
+// of a font without loading it.
+func (f *Face) Coverage() []uint32 {
+	if f.load != nil {
+		return f.cov
+	}
+	var rs []uint32
+	for it := f.font.Cmap.Iter(); it.Next(); {
+		r, _ := it.Char()
+		if _, ok := f.font.NominalGlyph(r); ok && r >= 0 {
+			rs = append(rs, uint32(r))
+		}
+	}
+	slices.Sort(rs)
+	var out []uint32
+	for _, r := range rs {
+		if n := len(out); n > 0 && out[n-1]+1 >= r {
+			out[n-1] = max(out[n-1], r)
+			continue
+		}
+		out = append(out, r, r)
+	}
+	return out
+}
+
 // Advance is the advance width of glyph gid in thousandths of an em.
 func (f *Face) Advance(gid uint16) int {
+	f.ready()
 	if int(gid) >= f.sf.numGlyphs {
 		return 0
 	}
@@ -146,6 +241,7 @@ func (f *Face) Subset(olds []uint16) ([]byte, int, error) {
 	for i, g := range olds {
 		key[2*i], key[2*i+1] = byte(g>>8), byte(g)
 	}
+	f.ready()
 	f.mu.Lock()
 	b, ok := f.subsets[string(key)]
 	f.mu.Unlock()
@@ -172,7 +268,8 @@ func (f *Face) Subset(olds []uint16) ([]byte, int, error) {
 
 // Metrics returns the face's font descriptor values for PDF.
 func (f *Face) Metrics() Metrics {
-	return Metrics{Ascent: f.Ascent, Descent: f.Descent, CapHeight: f.CapHeight, ItalicAngle: f.ItalicAngle, Flags: f.Flags, BBox: f.BBox}
+	f.ready()
+	return f.metrics
 }
 
 // CheckFont parses data as a font and subsets it once, the way a render
@@ -187,8 +284,16 @@ func CheckFont(name string, data []byte) error {
 
 // Check subsets the face once, the way a render will, and reports why it
 // cannot be drawn with.
-func (f *Face) Check() error {
+func (f *Face) Check() (err error) {
 	name := f.name
+	if f.load != nil {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("%v", r)
+			}
+		}()
+		f.ready()
+	}
 	gid, ok := f.font.NominalGlyph('A')
 	if !ok {
 		for r := rune(0x21); r < 0x10000 && !ok; r++ {

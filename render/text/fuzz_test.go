@@ -12,8 +12,13 @@ import (
 // font the check accepts must lay out and subset.
 func FuzzFont(f *testing.F) {
 	set := assets.Fonts()
-	f.Add(set.Fallbacks[1].Regular) // Noto Sans Hebrew, small
-	f.Add(set.Fallbacks[3].Regular) // Noto Sans Thai
+	for _, file := range []*assets.FontFile{set.Fallbacks[1].Regular, set.Fallbacks[3].Regular} { // Noto Sans Hebrew and Thai, small
+		b, err := file.Bytes()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	for _, name := range []string{"testdata/tiny.ttf"} {
 		if b, err := os.ReadFile(name); err == nil {
 			f.Add(b)
