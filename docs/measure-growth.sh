@@ -18,7 +18,12 @@ if [ ! -e "$src/grow.json" ]; then
 	/usr/bin/time -f "grow: %e s, %U s user, %M KB peak" "$folio" admin grow --data "$src" --jobs "$n"
 fi
 rm -rf "$dir/run-$n"
-cp -r "$src" "$dir/run-$n"
+mkdir -p "$dir/run-$n"
+cp -r "$src/." "$dir/run-$n/" # the files, even when $src is a symbolic link
+# Write the copy out before measuring: the kernel throttles every writer
+# while gigabytes of the copy are still dirty, and the benchmark would
+# measure the copy.
+sync
 "$folio" bench growth --data "$dir/run-$n" --requests "${REQUESTS:-50}" --maintenance --log "growth-$n.log" --json > "growth-$n.json"
 grep 'janitor' "growth-$n.log" || true
 rm -rf "$dir/run-$n"
