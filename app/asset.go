@@ -222,7 +222,16 @@ func (in AssetUpload) content() ([]byte, error) {
 
 // check reads an upload's bytes and checks them, decoding a raster image's
 // pixels under the memory gate renders share.
-func (s *AssetService) check(ctx context.Context, data []byte) (*checked, error) {
+func (s *AssetService) check(ctx context.Context, in AssetUpload) ([]byte, *checked, error) {
+	data, err := in.content()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := s.checkBytes(ctx, data)
+	return data, c, err
+}
+
+func (s *AssetService) checkBytes(ctx context.Context, data []byte) (*checked, error) {
 	c, err := checkAsset(data)
 	if err != nil {
 		return nil, err
@@ -290,11 +299,7 @@ func (s *AssetService) CreateAsset(ctx context.Context, in AssetUpload) (*Asset,
 	if err != nil {
 		return nil, err
 	}
-	data, err := in.content()
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.check(ctx, data)
+	data, c, err := s.check(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -409,11 +414,7 @@ func (s *AssetService) ReplaceAsset(ctx context.Context, ref string, in AssetUpl
 			return nil, err
 		}
 	}
-	data, err := in.content()
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.check(ctx, data)
+	data, c, err := s.check(ctx, in)
 	if err != nil {
 		return nil, err
 	}

@@ -62,7 +62,7 @@ func (s *TemplateService) importAssets(ctx context.Context, schema json.RawMessa
 		if err != nil {
 			return nil, bad("contentBase64 is not valid base64")
 		}
-		c, err := s.Assets.check(ctx, data)
+		c, err := s.Assets.checkBytes(ctx, data)
 		if err != nil {
 			if e, ok := err.(*Error); ok {
 				return nil, bad("(%s): %s", ea.Name, e.Message)

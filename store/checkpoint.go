@@ -11,7 +11,7 @@ import (
 // transaction in a few then also paid for the copy, a maintenance step
 // deleting a few hundred jobs most of all (20 ms became 70).
 //
-// checkpointLoop runs passive checkpoints on a reader connection instead,
+// A loop (DB.every) runs passive checkpoints on a reader connection instead,
 // every checkpointEvery, and a maintenance pass runs one after each of its
 // steps: they copy what is committed without taking the write lock, so
 // writes go on meanwhile. The writer keeps a checkpoint of its own for a WAL past
@@ -20,26 +20,11 @@ import (
 // start the WAL over from its beginning (a passive one cannot while
 // writes keep coming), which keeps the file from growing without end.
 
-// checkpointEvery is how often checkpointLoop checkpoints unasked.
+// checkpointEvery is how often the loop checkpoints unasked.
 const checkpointEvery = 200 * time.Millisecond
 
 // writerCheckpointPages is the writer's wal_autocheckpoint (16 MB).
 const writerCheckpointPages = 4096
-
-// checkpointLoop checkpoints the WAL until Close.
-func (db *DB) checkpointLoop(every time.Duration) {
-	defer close(db.checkpointed)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-db.stop:
-			return
-		case <-t.C:
-			db.checkpoint(context.Background())
-		}
-	}
-}
 
 // checkpoint copies the committed WAL frames into the database file, as
 // many as no reader still needs, on a reader connection. A failure only

@@ -158,26 +158,6 @@ func (s *stepper) deletePicked(ctx context.Context, table, pick, del string, arg
 	}
 }
 
-// deleteAll runs the DELETE query, whose last argument is the step's row
-// limit, until a step deletes fewer rows than its limit.
-func (s *stepper) deleteAll(ctx context.Context, table, query string, args ...any) error {
-	for {
-		var limit int
-		n, err := s.run(ctx, table, func(tx *Tx, l int) (int, error) {
-			limit = l
-			res, err := tx.ExecContext(ctx, query, append(args, l)...)
-			if err != nil {
-				return 0, err
-			}
-			k, _ := res.RowsAffected()
-			return int(k), nil
-		})
-		if err != nil || n < limit {
-			return err
-		}
-	}
-}
-
 func (s *stepper) done(start time.Time) app.SweepStats {
 	s.stats.Duration = time.Since(start)
 	if s.stats.Deleted == nil {

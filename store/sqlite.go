@@ -34,7 +34,7 @@ type DB struct {
 	touches keyTouches
 	stop    chan struct{} // ends the background flush
 	flushed chan struct{} // closed when it has ended
-	// checkpointed is closed when checkpointLoop has ended (checkpoint.go).
+	// checkpointed is closed when the checkpoint loop has ended (checkpoint.go).
 	checkpointed chan struct{}
 	once         sync.Once
 
@@ -92,8 +92,11 @@ func open(ctx context.Context, path, upTo string) (*DB, error) {
 	db := &DB{Path: path, write: newPool(w), read: newPool(r), stop: make(chan struct{}), flushed: make(chan struct{}), checkpointed: make(chan struct{}),
 		writes: make(chan *writeReq, maxGroup), writerDone: make(chan struct{})}
 	go db.writer()
-	go db.checkpointLoop(checkpointEvery)
-	go db.flushLoop(touchFlush)
+	// Checkpoints on a reader (checkpoint.go), and counts kept in memory
+	// (TouchAPIKey) that no write transaction took within touchFlush;
+	// a failed flush keeps them for the next try.
+	go db.every(checkpointEvery, db.checkpointed, func() { db.checkpoint(context.Background()) })
+	go db.every(touchFlush, db.flushed, func() { _ = db.flushTouches(context.Background()) })
 	if err := db.migrate(ctx, upTo); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
@@ -101,18 +104,17 @@ func open(ctx context.Context, path, upTo string) (*DB, error) {
 	return db, nil
 }
 
-// flushLoop writes counts kept in memory (TouchAPIKey) that no write
-// transaction took within touchFlush.
-func (db *DB) flushLoop(every time.Duration) {
-	defer close(db.flushed)
-	t := time.NewTicker(every)
+// every runs fn every interval until Close, then closes done.
+func (db *DB) every(interval time.Duration, done chan struct{}, fn func()) {
+	defer close(done)
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-db.stop:
 			return
 		case <-t.C:
-			_ = db.flushTouches(context.Background()) // kept for the next try on failure
+			fn()
 		}
 	}
 }
