@@ -62,6 +62,7 @@ func init() {
 		"spacer":    parseSpacer,
 		"pageBreak": parsePageBreak,
 		"columns":   parseColumns,
+		"chart":     parseChart,
 	}
 }
 
