@@ -143,8 +143,8 @@ func parseChart(c *compiler, path string, props object, _ depth) element {
 	}
 	if b, ok := c.boolean(props, path, "stacked"); ok {
 		e.stacked = b
-		if b && e.kind != chartBar && e.kind != chartArea && e.kind != chartLine {
-			c.add(path+".stacked", "applies to bar, line and area charts")
+		if b && e.kind != chartBar && e.kind != chartArea {
+			c.add(path+".stacked", "applies to bar and area charts")
 		}
 	}
 	if b, ok := c.boolean(props, path, "horizontal"); ok {

@@ -82,12 +82,14 @@ func newScale(lo, hi float64, n int, withZero bool, fixedLo, fixedHi float64) ch
 		if v > s.hi+step*1e-9 {
 			break
 		}
-		if math.Abs(v) < step*1e-9 {
-			v = 0
-		}
 		s.ticks = append(s.ticks, v)
 	}
 	s.decimals = stepDecimals(step)
+	p := math.Pow10(s.decimals)
+	for i, v := range s.ticks {
+		// 0.6, not 0.6000000000000001; 0, not -0.
+		s.ticks[i] = math.Round(v*p)/p + 0
+	}
 	return s
 }
 

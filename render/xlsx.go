@@ -40,6 +40,7 @@ type xcell struct {
 	style   xstyle
 	fit     int          // display width in characters the column should fit; 0 ignores the cell
 	formula *cellFormula // a formula, resolved where the sheet places the cell
+	chart   *xlsxChart   // a chart whose table starts at this cell
 }
 
 // empty reports whether the cell writes nothing.
@@ -540,6 +541,11 @@ func (s *sheetWriter) write(n int, r []xcell, level int) error {
 	vals := s.vals[:len(r)]
 	for i, c := range r {
 		vals[i] = nil
+		if c.chart != nil {
+			if err := s.x.addChart(s.name, i+1, n, c.chart); err != nil {
+				return err
+			}
+		}
 		if c.empty() {
 			continue
 		}

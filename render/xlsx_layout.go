@@ -26,6 +26,8 @@ func (x *xlsxWriter) layout(c *component, env map[string]any, out rowSink) error
 		return out.pageBreak()
 	case *columnsElement:
 		return x.columnRows(e, env, out)
+	case *chartElement:
+		return x.chartRows(c, e, env, out)
 	}
 	return nil // images, QR codes and barcodes have no spreadsheet form
 }
