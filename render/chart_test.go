@@ -395,7 +395,9 @@ func TestChartXLSX(t *testing.T) {
 			charts = append(charts, name)
 		}
 	}
-	sort.Slice(charts, func(i, j int) bool { return len(charts[i]) < len(charts[j]) || len(charts[i]) == len(charts[j]) && charts[i] < charts[j] })
+	sort.Slice(charts, func(i, j int) bool {
+		return len(charts[i]) < len(charts[j]) || len(charts[i]) == len(charts[j]) && charts[i] < charts[j]
+	})
 	type want struct {
 		element, detail string // the plot's element and its barDir/grouping
 		series          []string
