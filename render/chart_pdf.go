@@ -665,7 +665,15 @@ func (cp *chartPainter) horizontalBars(a rect) {
 	_, tw := cp.ticks(xs, e.yAxis)
 	xs = cp.valueScale(plot.w, tw+6)
 	tLines, tw := cp.ticks(xs, e.yAxis)
-	plot.w = a.x + a.w - plot.x - max(tw/2, 3)
+	right := max(tw/2, 3)
+	if e.showValues && !e.stacked {
+		// Room for the value written after the longest bar.
+		lo, hi := cp.valueRange()
+		for _, v := range []float64{lo, hi} {
+			right = max(right, lineWidth(cp.text(valueLabel(v, e.yAxis, cp.p.t.fmt), st), st)+chartGap)
+		}
+	}
+	plot.w = a.x + a.w - plot.x - right
 	xAt := func(v float64) float64 { return plot.x + xs.pos(v)*plot.w }
 	f.SetLineWidth(chartGridW)
 	f.SetDrawColor(chartGridColor[0], chartGridColor[1], chartGridColor[2])

@@ -215,8 +215,11 @@ func valueLabel(v float64, a chartAxis, f *formatting) string {
 			d = min(len(s)-strings.Index(s, ".")-1, 2)
 		}
 	}
-	if a.formatSet && a.format.kind == kindPercent {
+	switch {
+	case a.formatSet && a.format.kind == kindPercent:
 		d = max(d-2, 0)
+	case a.formatSet && a.format.kind == kindCurrency && d > 0:
+		d = 10 // all the currency's decimals: €91,628.50, not €91,628.5
 	}
 	return tickLabel(v, d, a, f)
 }

@@ -1,8 +1,13 @@
 package render
 
 import (
+	"archive/zip"
+	"bytes"
 	"fmt"
+	"io"
 	"math"
+	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/xuri/excelize/v2"
@@ -294,4 +299,67 @@ func textOrNil(s string) any {
 		return s
 	}
 	return nil
+}
+
+// defaultType is one <Default> entry of [Content_Types].xml.
+var defaultType = regexp.MustCompile(`<Default [^>]*?(?:/>|></Default>)`)
+
+// sortContentTypes puts the <Default> entries of [Content_Types].xml in
+// a fixed order: excelize adds the image types of a drawing (a chart's)
+// from a map, so the same workbook would come out as different bytes.
+// Anything else is left as it is.
+func sortContentTypes(b []byte) []byte {
+	loc := defaultType.FindAllIndex(b, -1)
+	if len(loc) < 2 {
+		return b
+	}
+	start, end := loc[0][0], loc[len(loc)-1][1]
+	list := make([]string, len(loc))
+	n := 0
+	for i, l := range loc {
+		list[i] = string(b[l[0]:l[1]])
+		n += len(list[i])
+	}
+	if n != end-start {
+		return b // not one run of entries: leave it
+	}
+	sort.Strings(list)
+	out := make([]byte, 0, len(b))
+	out = append(out, b[:start]...)
+	for _, s := range list {
+		out = append(out, s...)
+	}
+	return append(out, b[end:]...)
+}
+
+// copyRewritten copies a part of a package into zw through fn.
+func copyRewritten(zw *zip.Writer, f *zip.File, fn func([]byte) []byte) error {
+	rc, err := f.Open()
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		return err
+	}
+	out := fn(data)
+	if bytes.Equal(out, data) {
+		raw, err := f.OpenRaw()
+		if err != nil {
+			return err
+		}
+		dst, err := zw.CreateRaw(&f.FileHeader)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(dst, raw)
+		return err
+	}
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: f.Name, Method: f.Method, Modified: f.Modified})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
 }

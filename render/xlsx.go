@@ -249,6 +249,13 @@ func canonicalZip(data []byte, outlines map[string]int) ([]byte, error) {
 		return flate.NewWriter(out, flate.BestSpeed)
 	})
 	for _, f := range files {
+		if f.Name == "[Content_Types].xml" {
+			// Charts make excelize list image types in map order.
+			if err := copyRewritten(zw, f, sortContentTypes); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if level := outlines[f.Name]; level > 0 {
 			if err := copyWithOutline(zw, f, level); err != nil {
 				return nil, err
