@@ -474,3 +474,42 @@ func TestChartXLSX(t *testing.T) {
 		t.Errorf("area with a gap: %q", got)
 	}
 }
+
+// TestExampleReportCharts checks the monthly report example's three
+// charts: their titles, legends and ticks in the PDF, and a native
+// doughnut and line chart on the Summary sheet and a bar chart on Top
+// products, over the cells that hold the example's figures.
+func TestExampleReportCharts(t *testing.T) {
+	ex, input := LoadExample(t, "monthly-report")
+	tpl := MustCompile(t, ex.Definition)
+	text := normalise(ExtractText(t, MustRender(t, tpl, input, Options{})))
+	for _, want := range []string{"Revenue share by region", "Daily revenue and refunds", "Revenue by product", "Revenue (EUR)",
+		"DACH", "Nordics", "Refunds", "€7,500", "1 Nov", "Growth plan", "23,840"} {
+		if !strings.Contains(text, normalise(want)) {
+			t.Errorf("pdftotext lacks %q", want)
+		}
+	}
+	data, _ := MustRenderFormat(t, tpl, input, XLSX, Options{})
+	w := readWorkbookXML(t, data)
+	for _, c := range []struct {
+		chart, sheet, element, first, value string
+	}{
+		{"xl/charts/chart1.xml", "xl/worksheets/sheet1.xml", "doughnutChart", "DACH", "48210.5"},
+		{"xl/charts/chart2.xml", "xl/worksheets/sheet1.xml", "lineChart", "1 Nov", "4754.43"},
+		{"xl/charts/chart3.xml", "xl/worksheets/sheet3.xml", "barChart", "Growth plan", "23840"},
+	} {
+		root := w.node(t, w.parts[c.chart])
+		plot := root.find(c.element)
+		if len(plot) != 1 {
+			t.Errorf("%s: no %s", c.chart, c.element)
+			continue
+		}
+		cells := w.cells(t, c.sheet)
+		ser := plot[0].find("ser")[0]
+		cats := rangeValues(t, cells, ser.find("cat")[0].find("f")[0].Content)
+		vals := rangeValues(t, cells, ser.find("val")[0].find("f")[0].Content)
+		if len(cats) == 0 || cats[0] != c.first || vals[0] != c.value {
+			t.Errorf("%s: first point %q %q, want %q %q", c.chart, cats, vals, c.first, c.value)
+		}
+	}
+}
