@@ -798,7 +798,10 @@ func (cp *chartPainter) pie(a rect) {
 		if v/total >= minSliceLabel || e.showValues {
 			mid := (angle - sweep/2) * math.Pi / 180
 			lr := (r + inner) / 2
-			if inner == 0 {
+			switch {
+			case inner == 0 && sweep > 359.9:
+				lr = 0 // a whole pie: the label in its middle
+			case inner == 0:
 				lr = r * 0.66
 			}
 			s := formatShare(v/total, cp.p.t.fmt)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -510,6 +511,63 @@ func TestExampleReportCharts(t *testing.T) {
 		vals := rangeValues(t, cells, ser.find("val")[0].find("f")[0].Content)
 		if len(cats) == 0 || cats[0] != c.first || vals[0] != c.value {
 			t.Errorf("%s: first point %q %q, want %q %q", c.chart, cats, vals, c.first, c.value)
+		}
+	}
+}
+
+// openpyxlScript prints every chart of a workbook as openpyxl reads it:
+// sheet, chart class, bar direction and grouping, then per series its
+// name's cell, its categories' and values' ranges and the values of the
+// cells those ranges cover.
+const openpyxlScript = `
+import sys, openpyxl
+from openpyxl.utils.cell import range_boundaries
+wb = openpyxl.load_workbook(sys.argv[1])
+def cells(ref):
+    sheet, rng = ref.rsplit('!', 1)
+    ws = wb[sheet.strip("'")]
+    c1, r1, c2, r2 = range_boundaries(rng.replace('$', ''))
+    return [ws.cell(row=r, column=c).value for r in range(r1, r2 + 1) for c in range(c1, c2 + 1)]
+for ws in wb.worksheets:
+    for ch in ws._charts:
+        print(ws.title, type(ch).__name__, getattr(ch, 'barDir', ''), getattr(ch, 'grouping', ''))
+        for s in ch.series:
+            cat = s.cat or s.xVal
+            val = s.val or s.yVal
+            catref = cat.strRef.f if cat.strRef else cat.numRef.f
+            print(' ', cells(s.tx.strRef.f), cells(catref)[:2], cells(val.numRef.f)[:2], len(cells(val.numRef.f)))
+`
+
+// TestChartXLSXOpenpyxl reads the chart golden case's workbook with
+// openpyxl, an implementation independent of excelize: every chart is
+// found with its type, and its series refer to cells holding the data.
+func TestChartXLSXOpenpyxl(t *testing.T) {
+	if err := exec.Command("/usr/bin/python3", "-c", "import openpyxl").Run(); err != nil {
+		t.Skip("python3-openpyxl not installed")
+	}
+	def, input := LoadCase(t, filepath.Join("testdata", "chart"))
+	data, _ := MustRenderFormat(t, MustCompile(t, def), input, XLSX, Options{})
+	path := filepath.Join(t.TempDir(), "charts.xlsx")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("/usr/bin/python3", "-c", openpyxlScript, path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("openpyxl: %v\n%s", err, out)
+	}
+	got := string(out)
+	for _, want := range []string{
+		"Diagramme BarChart col clustered\n  ['2025'] ['Januar', 'Februar'] [65679.28, 71652.9] 12\n",
+		"Diagramme BarChart col stacked\n  ['Online'] ['Januar', 'Februar']",
+		"Diagramme LineChart  standard\n  ['Bestellungen'] ['01.11.', '02.11.'] [49, 47] 30\n",
+		"Diagramme AreaChart  stacked\n  ['Suche'] ['Q1', 'Q2'] [1200.5, 1850] 4\n",
+		"Diagramme PieChart  \n  ['Umsatz'] ['DACH', 'Benelux'] [41250.5, 18900] 6\n",
+		"Diagramme DoughnutChart  \n  ['Kunden'] ['Free', 'Growth'] [14, 5] 4\n",
+		"Diagramme BarChart bar clustered\n  ['Umsatz'] ['Folio Pro Jahreslizenz', 'Vorlagenpaket Rechnungen'] [48200, 21350] 6\n",
+		"Diagramme ScatterChart  \n  ['Produkte'] [480, 49] [100, 435] 6\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("openpyxl lacks %q in:\n%s", want, got)
 		}
 	}
 }
