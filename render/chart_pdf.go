@@ -187,6 +187,15 @@ func (cp *chartPainter) legend(a rect) rect {
 	if pos == "none" || len(entries) == 0 {
 		return a
 	}
+	if e.legend == "" && pos == "right" {
+		// A pie's legend goes below it when its labels would not fit beside.
+		for _, en := range entries {
+			if lineWidth(cp.text(en.label, cp.st), cp.st)+chartSwatch+chartGap > min(a.w*0.38, 55.0) {
+				pos = "bottom"
+				break
+			}
+		}
+	}
 	st := cp.st
 	lh := lineHeight(st)
 	row := lh * 1.15

@@ -69,8 +69,9 @@ func (cp *chartPainter) pie(a rect) {
 				s = valueLabel(v, e.yAxis, cp.p.t.fmt)
 			}
 			line := cp.text(s, st)
-			// Only where the slice is wide enough at that radius.
-			if arc := sweep * math.Pi / 180 * lr; arc > lineWidth(line, st)*1.15 || sweep > 300 {
+			// Only where the slice is wide and deep enough at that radius.
+			deep := r-inner >= lh*1.1 && r >= lh*2.5
+			if arc := sweep * math.Pi / 180 * lr; deep && (arc > lineWidth(line, st)*1.15 || sweep > 300) {
 				labels = append(labels, sliceLabel{line, cx + lr*math.Cos(mid), cy - lr*math.Sin(mid), contrastText(col)})
 			}
 		}
@@ -96,7 +97,7 @@ func (cp *chartPainter) pie(a rect) {
 		lst.bold = true
 		cp.label(l.line, lst, l.x, l.y-lh/2, "C")
 	}
-	if inner > 0 {
+	if inner > lh {
 		// The total in the hole.
 		tst := st
 		tst.bold, tst.size, tst.color = true, st.size+2, [3]int{0x22, 0x22, 0x22}
