@@ -189,7 +189,7 @@ func (cp *chartPainter) legend(a rect) rect {
 	}
 	if e.legend == "" && pos == "right" {
 		// A pie's legend goes below it when its labels would not fit beside.
-		for _, en := range entries {
+		for _, en := range entries[:min(len(entries), 50)] {
 			if lineWidth(cp.text(en.label, cp.st), cp.st)+chartSwatch+chartGap > min(a.w*0.38, 55.0) {
 				pos = "bottom"
 				break
@@ -205,14 +205,14 @@ func (cp *chartPainter) legend(a rect) rect {
 	}
 	if pos == "right" {
 		colW := min(a.w*0.38, 55.0)
-		lines := make([]text.Line, len(entries))
+		n := min(len(entries), max(int(a.h/row), 1))
+		lines := make([]text.Line, n)
 		widest := 0.0
-		for i, en := range entries {
+		for i, en := range entries[:n] {
 			lines[i] = cp.fit(en.label, st, colW-chartSwatch-chartGap)
 			widest = max(widest, lineWidth(lines[i], st))
 		}
 		colW = min(colW, widest+chartSwatch+chartGap)
-		n := min(len(entries), max(int(a.h/row), 1))
 		x := a.x + a.w - colW
 		if e.pie() {
 			// The pie and its legend side by side, centred together.
@@ -239,7 +239,11 @@ func (cp *chartPainter) legend(a rect) rect {
 	var rows [][]placed
 	var cur []placed
 	used := 0.0
+	most := max(int(a.h/3/row), 1)
 	for _, en := range entries {
+		if len(rows) >= most {
+			break // no room for more rows: the rest is not shaped
+		}
 		line := cp.fit(en.label, st, a.w-chartSwatch-chartGap)
 		iw := chartSwatch + chartGap + lineWidth(line, st)
 		if len(cur) > 0 && used+chartLegendSp+iw > a.w {

@@ -61,20 +61,26 @@ func (cp *chartPainter) ticks(s chartScale, a chartAxis) ([]text.Line, float64) 
 func (cp *chartPainter) categoryLabels(slot, maxLen float64) (lines []text.Line, turned bool, step int, height float64) {
 	st := cp.st
 	lh := lineHeight(st)
-	lines = make([]text.Line, len(cp.d.categories))
-	widest := 0.0
-	for i, c := range cp.d.categories {
-		lines[i] = cp.text(c, st)
-		widest = max(widest, lineWidth(lines[i], st))
-	}
-	if widest <= slot*0.92 {
-		return lines, false, 1, lh
-	}
+	cats := cp.d.categories
+	lines = make([]text.Line, len(cats))
+	// Labels one line high apart at most: with less room than that, every
+	// step-th one is written, upright, and only those are shaped (a
+	// chart may have thousands of categories).
 	step = max(int(math.Ceil(lh*1.05/slot)), 1)
+	widest := 0.0
+	if step == 1 {
+		for i, c := range cats {
+			lines[i] = cp.text(c, st)
+			widest = max(widest, lineWidth(lines[i], st))
+		}
+		if widest <= slot*0.92 {
+			return lines, false, 1, lh
+		}
+	}
 	widest = 0
-	for i, c := range cp.d.categories {
-		if lineWidth(lines[i], st) > maxLen {
-			lines[i] = cp.fit(c, st, maxLen)
+	for i := 0; i < len(cats); i += step {
+		if step > 1 || lineWidth(lines[i], st) > maxLen {
+			lines[i] = cp.fit(cats[i], st, maxLen)
 		}
 		widest = max(widest, lineWidth(lines[i], st))
 	}
@@ -249,9 +255,9 @@ func (cp *chartPainter) verticalBars(plot rect, slot float64, yAt func(float64) 
 			top, h := min(y0, y1), math.Abs(y1-y0)
 			f.SetFillColor(s.color[0], s.color[1], s.color[2])
 			f.Rect(x+gap/2, top, bw-gap, h, "F")
-			if e.showValues {
+			if e.showValues && bw+chartGap*2 >= lh {
 				label := cp.text(valueLabel(v, e.yAxis, cp.p.t.fmt), st)
-				if lineWidth(label, st) <= bw+chartGap*2 || ns == 1 {
+				if lineWidth(label, st) <= bw+chartGap*2 || ns == 1 && lineWidth(label, st) <= slot {
 					y := top - lh
 					if v < 0 {
 						y = top + h
@@ -385,8 +391,10 @@ func (cp *chartPainter) horizontalBars(a rect) {
 	maxCat := a.w * 0.3
 	cats := make([]text.Line, n)
 	widest := 0.0
-	for i, c := range d.categories {
-		cats[i] = cp.fit(c, st, maxCat)
+	// Labels a line high apart: only every step-th one is written, and shaped.
+	step := max(int(math.Ceil(lh/((a.h-bottom)/float64(max(n, 1))))), 1)
+	for i := 0; i < n; i += step {
+		cats[i] = cp.fit(d.categories[i], st, maxCat)
 		widest = max(widest, lineWidth(cats[i], st))
 	}
 	left += widest + chartGap
@@ -418,7 +426,6 @@ func (cp *chartPainter) horizontalBars(a rect) {
 		cp.label(tLines[i], st, x, plot.y+plot.h+chartGap, "C")
 	}
 	slot := plot.h / float64(max(n, 1))
-	step := max(int(math.Ceil(lh/slot)), 1)
 	for i := 0; i < n; i += step {
 		cp.label(cats[i], st, plot.x-chartGap, plot.y+(float64(i)+0.5)*slot-lh/2, "R")
 	}

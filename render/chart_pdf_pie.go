@@ -55,7 +55,7 @@ func (cp *chartPainter) pie(a rect) {
 			path.to(false, cx, cy)
 		}
 		cp.paint(path, "h f")
-		if v/total >= minSliceLabel || e.showValues {
+		if v/total >= minSliceLabel || e.showValues && sweep >= 3 {
 			mid := (angle - sweep/2) * math.Pi / 180
 			lr := (r + inner) / 2
 			switch {
