@@ -571,3 +571,67 @@ func TestChartXLSXOpenpyxl(t *testing.T) {
 		}
 	}
 }
+
+// TestChartColors checks where colours come from, in the PDF's pixels
+// and the workbook's chart XML: a series' own color, then the chart's
+// colors, then the schema's palette.
+func TestChartColors(t *testing.T) {
+	needTool(t, "pdftoppm")
+	tpl := MustCompile(t, schemaDef(`{"palette":["#ff0000","#00c000"],"sections":[{"id":"b","components":[
+		{"type":"chart","props":{"chartType":"bar","categories":["a","b"],"series":[{"label":"P","values":[5,6]},{"label":"S","values":[4,3],"color":"#0000ff"}],"height":40}},
+		{"type":"chart","props":{"chartType":"pie","colors":["#ffff00"],"categories":["a"],"series":[{"values":[1]}],"height":30}}]}]}`))
+	pdf := MustRender(t, tpl, nil, Options{})
+	out := filepath.Join(t.TempDir(), "page")
+	if b, err := exec.Command("pdftoppm", "-png", "-r", "30", "-f", "1", "-l", "1", "-singlefile", writeTemp(t, pdf), out).CombinedOutput(); err != nil {
+		t.Fatalf("pdftoppm: %v: %s", err, b)
+	}
+	raw, err := os.ReadFile(out + ".png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			r, g, bl = r>>8, g>>8, bl>>8
+			switch {
+			case r > 220 && g < 40 && bl < 40:
+				count["red (palette)"]++
+			case bl > 220 && r < 40 && g < 40:
+				count["blue (series color)"]++
+			case r > 220 && g > 220 && bl < 40:
+				count["yellow (chart colors)"]++
+			case g > 170 && r < 40 && bl < 40:
+				count["green (unused)"]++
+			}
+		}
+	}
+	for _, want := range []string{"red (palette)", "blue (series color)", "yellow (chart colors)"} {
+		if count[want] < 20 {
+			t.Errorf("%s: %d pixels (%v)", want, count[want], count)
+		}
+	}
+	if count["green (unused)"] > 0 {
+		t.Errorf("the palette's second colour is drawn: %v", count)
+	}
+	data, _ := MustRenderFormat(t, tpl, nil, XLSX, Options{})
+	w := readWorkbookXML(t, data)
+	for part, want := range map[string][]string{"xl/charts/chart1.xml": {"FF0000", "0000FF"}, "xl/charts/chart2.xml": {"FFFF00"}} {
+		root := w.node(t, w.parts[part])
+		var got []string
+		for _, ser := range root.find("ser") {
+			for _, c := range ser.find("srgbClr") {
+				got = append(got, c.attr("val"))
+				break
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: series colours %v, want %v", part, got, want)
+		}
+	}
+}
