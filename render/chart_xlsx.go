@@ -28,6 +28,10 @@ const (
 	xlsxChartMaxPix = 2000
 	// chartCellBytes estimates the chart XML and the drawing a value adds.
 	chartCellBytes = 160
+	// xlsxChartBytes is what excelize holds for a chart (its chart and
+	// drawing models) until the workbook is written: about 120 KB of peak
+	// heap a chart, measured with 100 and 400 charts of a loop.
+	xlsxChartBytes = 128 << 10
 )
 
 // xlsxChart is a chart waiting for its table's position: the sheet writer
@@ -47,7 +51,7 @@ func (x *xlsxWriter) chartRows(c *component, e *chartElement, env map[string]any
 	if err != nil {
 		return err
 	}
-	if err := x.mem.hold(int64(d.points()+len(d.categories))*chartCellBytes + 4096); err != nil {
+	if err := x.mem.hold(int64(d.points()+len(d.categories))*chartCellBytes + xlsxChartBytes); err != nil {
 		return err
 	}
 	ch := &xlsxChart{e: e, d: d}
