@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"net/url"
@@ -172,7 +173,7 @@ func (p *pdfWriter) layoutSVG(c *component, e *svgElement, env map[string]any, w
 	if v == nil {
 		var err error
 		if e.content.src != "" {
-			markup, rerr := e.content.render(p.ev, env)
+			markup, rerr := renderMarkup(e.content, p.ev, env)
 			if rerr != nil {
 				return rerr
 			}
@@ -364,4 +365,25 @@ func (c *compiler) checkImageSource(path, src string) {
 		return
 	}
 	c.literalSVG(path, data)
+}
+
+// renderMarkup evaluates the placeholders of SVG markup, escaping each
+// value as XML text: a value is always text or an attribute's value,
+// never markup ("Ada & Bob", or "<image href=…>", stay as written).
+func renderMarkup(tt *textTemplate, ev *evaluator, env map[string]any) (string, error) {
+	var b strings.Builder
+	for _, part := range tt.parts {
+		if part.expr == nil {
+			b.WriteString(part.literal)
+			continue
+		}
+		v, err := ev.run(part.expr, env)
+		if err != nil {
+			return "", err
+		}
+		if err := xml.EscapeText(&b, []byte(formatValue(v))); err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
 }

@@ -127,7 +127,7 @@ func (r *reader) stops(n *node) []vector.Stop {
 				props[k] = v
 			}
 		}
-		for _, decls := range matching(r.rules, c) {
+		for _, decls := range r.rules.matching(c) {
 			for k, v := range decls {
 				props[k] = v
 			}

@@ -131,23 +131,57 @@ func stripComments(s string) string {
 	}
 }
 
+// sheet holds the rules of the style sheets, indexed by what they select
+// so that matching an element costs what matches it, not every rule.
+type sheet struct {
+	byID, byClass, byTag map[string][]cssRule
+	n                    int
+}
+
+// maxRules bounds the rules read from the style sheets.
+const maxRules = 2000
+
+func (s *sheet) add(r cssRule) bool {
+	if s.n >= maxRules {
+		return false
+	}
+	if s.byID == nil {
+		s.byID, s.byClass, s.byTag = map[string][]cssRule{}, map[string][]cssRule{}, map[string][]cssRule{}
+	}
+	s.n++
+	switch {
+	case r.id != "":
+		s.byID[r.id] = append(s.byID[r.id], r)
+	case r.class != "":
+		s.byClass[r.class] = append(s.byClass[r.class], r)
+	default:
+		s.byTag[r.tag] = append(s.byTag[r.tag], r)
+	}
+	return true
+}
+
 // matching returns the declarations of the rules an element matches, the
 // weakest first.
-func matching(rules []cssRule, n *node) []properties {
-	var hits []cssRule
-	classes := strings.Fields(n.attr["class"])
-	for _, r := range rules {
-		if r.id != "" && r.id != n.attr["id"] {
-			continue
-		}
-		if r.tag != "" && r.tag != n.name {
-			continue
-		}
-		if r.class != "" && !contains(classes, r.class) {
-			continue
-		}
-		hits = append(hits, r)
+func (s *sheet) matching(n *node) []properties {
+	if s.n == 0 {
+		return nil
 	}
+	var hits []cssRule
+	if id := n.attr["id"]; id != "" {
+		hits = append(hits, s.byID[id]...)
+	}
+	classes := strings.Fields(n.attr["class"])
+	for i, c := range classes {
+		if i >= 16 || contains(classes[:i], c) {
+			continue
+		}
+		for _, r := range s.byClass[c] {
+			if r.tag == "" || r.tag == n.name {
+				hits = append(hits, r)
+			}
+		}
+	}
+	hits = append(hits, s.byTag[n.name]...)
 	sort.SliceStable(hits, func(i, j int) bool {
 		if hits[i].specificity != hits[j].specificity {
 			return hits[i].specificity < hits[j].specificity
@@ -245,15 +279,15 @@ func parseColor(s string) (vector.Color, bool) {
 		var ch [3]uint8
 		for i := 0; i < 3; i++ {
 			p := parts[i]
-			scale := 1.0
-			if strings.HasSuffix(p, "%") {
-				p, scale = p[:len(p)-1], 2.55
-			}
-			v, err := strconv.ParseFloat(p, 64)
+			percent := strings.HasSuffix(p, "%")
+			v, err := strconv.ParseFloat(strings.TrimSuffix(p, "%"), 64)
 			if err != nil || math.IsNaN(v) {
 				return vector.Color{}, false
 			}
-			ch[i] = uint8(math.Round(math.Max(0, math.Min(255, v*scale))))
+			if percent {
+				v = v * 255 / 100
+			}
+			ch[i] = uint8(math.Round(math.Max(0, math.Min(255, v))))
 		}
 		return vector.Color{R: ch[0], G: ch[1], B: ch[2]}, true
 	}

@@ -25,7 +25,8 @@ const (
 	MaxBytes     = 2 << 20 // the source
 	MaxElements  = 50_000  // elements in the file
 	MaxDepth     = 64      // nesting of elements
-	maxDrawn     = 100_000 // elements drawn, <use> copies included
+	maxDrawn     = 50_000  // elements drawn, <use> copies included
+	maxTextRuns  = 5_000   // runs of text (each is shaped when drawn)
 	maxCommands  = 500_000 // path commands over the whole image
 	maxTextBytes = 200_000 // characters of text
 	maxUseDepth  = 8       // <use> inside what a <use> copies
@@ -57,6 +58,11 @@ func Parse(data []byte) (res *Result, err error) {
 			res, err = nil, fmt.Errorf("SVG image cannot be read: %v", r)
 		}
 	}()
+	return parse(data)
+}
+
+// parse is Parse without its guard against panics, for the fuzz test.
+func parse(data []byte) (*Result, error) {
 	if len(data) > MaxBytes {
 		return nil, fmt.Errorf("SVG image is %d bytes, at most %d are read", len(data), MaxBytes)
 	}
@@ -64,7 +70,7 @@ func Parse(data []byte) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &reader{ids: map[string]*node{}, drawn: maxDrawn, commands: maxCommands, text: maxTextBytes, points: maxPoints, warned: map[string]bool{}}
+	r := &reader{ids: map[string]*node{}, drawn: maxDrawn, commands: maxCommands, text: maxTextBytes, runs: maxTextRuns, points: maxPoints, warned: map[string]bool{}}
 	r.index(root, 0)
 	d := &vector.Drawing{}
 	r.d = d
@@ -161,11 +167,12 @@ func firstLine(s string) string {
 type reader struct {
 	d        *vector.Drawing
 	ids      map[string]*node
-	rules    []cssRule
+	rules    sheet
 	order    int
 	drawn    int // elements it may still draw
 	commands int // path commands it may still add
 	text     int // text bytes it may still add
+	runs     int // runs of text it may still add
 	points   int
 	warnings []string
 	warned   map[string]bool
@@ -200,7 +207,12 @@ func (r *reader) index(n *node, depth int) {
 			css.WriteString(c.text)
 		}
 		rules, skipped := parseCSS(css.String(), &r.order)
-		r.rules = append(r.rules, rules...)
+		for _, rule := range rules {
+			if !r.rules.add(rule) {
+				r.warn("style sheets with more than %d rules are cut there", maxRules)
+				break
+			}
+		}
 		for _, s := range skipped {
 			r.warn("CSS selector or rule %q is not supported: its styles are left out", s)
 		}
@@ -313,7 +325,7 @@ func (r *reader) compute(n *node, parent *style) (*style, properties) {
 			props[k] = v
 		}
 	}
-	for _, decls := range matching(r.rules, n) {
+	for _, decls := range r.rules.matching(n) {
 		for k, v := range decls {
 			props[k] = v
 		}

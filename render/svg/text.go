@@ -40,6 +40,10 @@ func (r *reader) textElement(n *node, st *style, ctm vector.Matrix) {
 			r.stop("the SVG image holds more than %d bytes of text: the rest is left out", maxTextBytes)
 			return
 		}
+		if r.runs--; r.runs < 0 {
+			r.stop("the SVG image holds more than %d runs of text: the rest is left out", maxTextRuns)
+			return
+		}
 		r.d.Items = append(r.d.Items, vector.Item{Text: t})
 	}
 }
