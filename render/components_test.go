@@ -172,7 +172,7 @@ func TestImageErrors(t *testing.T) {
 		{"plain http", "http://example.com/logo.png", "must use https://"},
 		{"gif", "data:image/gif;base64,R0lGODlhAQABAAAAACw=", "not supported"},
 		{"bad base64", "data:image/png;base64,%%%", "not valid base64"},
-		{"not an image", "data:image/png;base64,aGVsbG8=", "neither PNG nor JPEG"},
+		{"not an image", "data:image/png;base64,aGVsbG8=", "neither PNG, JPEG nor WebP"},
 		{"truncated png", "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAADwAAAAeCAYAAAB", "cannot be read"},
 	}
 	for _, tt := range tests {
