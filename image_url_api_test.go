@@ -210,4 +210,3 @@ func TestImageURLFetchAndCache(t *testing.T) {
 		}
 	}
 }
-
