@@ -336,7 +336,12 @@ func (p *pdfWriter) drawVectorText(t *vector.Text, m, page vector.Matrix, family
 	r, g, bl := p.f.GetTextColor()
 	// drawText puts the baseline this far below the top it is given.
 	top := y - (lineHeight(st)/2 + 0.3*st.size*pointInMM)
+	// "{nb}" in a drawing is text, not the page count drawn afterwards
+	// (which would land outside this transform).
+	pages := p.pages
+	p.pages = nil
 	p.drawText(st, line, x, top, 0, "L")
+	p.pages = pages
 	p.f.SetTextColor(r, g, bl)
 	p.f.RawWriteStr("Q")
 	return x + advance, y
