@@ -19,6 +19,8 @@ func mustParse(t *testing.T, src string) *Result {
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
 
+func rgb(r, g, b uint8) vector.Color { return vector.Color{R: r, G: g, B: b} }
+
 // Every path command, relative and absolute, lands where SVG says.
 func TestPathCommands(t *testing.T) {
 	for _, tc := range []struct {
@@ -102,8 +104,8 @@ func TestTransforms(t *testing.T) {
 
 func TestColors(t *testing.T) {
 	for s, want := range map[string]vector.Color{
-		"#f00": {255, 0, 0}, "#00ff00": {0, 255, 0}, "rgb(0, 0, 255)": {0, 0, 255},
-		"rgb(100%,50%,0%)": {255, 128, 0}, "teal": {0, 128, 128}, "#0000ff80": {0, 0, 255},
+		"#f00": rgb(255, 0, 0), "#00ff00": rgb(0, 255, 0), "rgb(0, 0, 255)": rgb(0, 0, 255),
+		"rgb(100%,50%,0%)": rgb(255, 128, 0), "teal": rgb(0, 128, 128), "#0000ff80": rgb(0, 0, 255),
 	} {
 		if got, ok := parseColor(s); !ok || got != want {
 			t.Errorf("%s: %v %v, want %v", s, got, ok, want)
@@ -153,14 +155,14 @@ func TestStyleCascade(t *testing.T) {
 		t.Fatalf("%d items, want 3", len(items))
 	}
 	r := items[0].Shape
-	if r.Fill.Color != (vector.Color{255, 165, 0}) || r.Stroke == nil || r.Stroke.Width != 5 {
+	if r.Fill.Color != rgb(255, 165, 0) || r.Stroke == nil || r.Stroke.Width != 5 {
 		t.Errorf("rect: fill %v stroke %+v", r.Fill.Color, r.Stroke)
 	}
 	c := items[1].Shape
-	if c.Fill.Color != (vector.Color{128, 0, 128}) || c.Fill.Opacity != 0.5 {
+	if c.Fill.Color != rgb(128, 0, 128) || c.Fill.Opacity != 0.5 {
 		t.Errorf("circle: %+v", c.Fill)
 	}
-	if e := items[2].Shape; e.Fill.Color != (vector.Color{0, 128, 0}) || e.Stroke != nil {
+	if e := items[2].Shape; e.Fill.Color != rgb(0, 128, 0) || e.Stroke != nil {
 		t.Errorf("ellipse inherits green and no stroke: %+v %+v", e.Fill, e.Stroke)
 	}
 }
@@ -217,7 +219,7 @@ func TestGradients(t *testing.T) {
 	if r == nil || !r.Radial || r.BoundingBox || r.CX != 50 || r.R != 40 || r.FX != 40 || r.FY != 50 {
 		t.Errorf("radial: %+v", r)
 	}
-	if f := items[2].Shape.Fill; f.Gradient != nil || f.Color != (vector.Color{0, 128, 0}) {
+	if f := items[2].Shape.Fill; f.Gradient != nil || f.Color != rgb(0, 128, 0) {
 		t.Errorf("fallback: %+v", f)
 	}
 	if s := items[3].Shape.Stroke; s == nil || s.Gradient != nil {
@@ -240,7 +242,7 @@ func TestText(t *testing.T) {
 	if r := runs[0]; r.Text != "Total: " || r.X != 10 || r.Y != 20 || r.PenX || r.Size != 12 || r.Anchor != vector.AnchorEnd || r.Family != "Georgia, serif" {
 		t.Errorf("first run %+v", r)
 	}
-	if r := runs[1]; r.Text != "42" || !r.PenX || !r.PenY || !r.Bold || r.Fill.Color != (vector.Color{255, 0, 0}) {
+	if r := runs[1]; r.Text != "42" || !r.PenX || !r.PenY || !r.Bold || r.Fill.Color != rgb(255, 0, 0) {
 		t.Errorf("second run %+v", r)
 	}
 	if r := runs[3]; r.Text != "next line" || r.PenX || !r.PenY || r.X != 10 || r.DY != 15 || !r.Italic {
