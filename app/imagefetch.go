@@ -149,13 +149,13 @@ func checkLiteralHost(u *url.URL, allowPrivate bool) error {
 	return nil
 }
 
-// Resolver is the render engine's view of the fetcher for one team: the
-// fetches of a render share ctx.
-func (f *ImageFetcher) Resolver(ctx context.Context, teamID string) render.ImageFetcher {
+// Resolver is the render engine's view of the fetcher for one team; each
+// fetch runs under the render's context (its timeout).
+func (f *ImageFetcher) Resolver(teamID string) render.ImageFetcher {
 	if f == nil {
 		return nil
 	}
-	return func(u string) ([]byte, error) { return f.Fetch(ctx, teamID, u) }
+	return func(ctx context.Context, u string) ([]byte, error) { return f.Fetch(ctx, teamID, u) }
 }
 
 // Fetch returns the image at rawURL for a team: from its cache when the

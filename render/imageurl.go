@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -12,9 +13,39 @@ import (
 // guards the address against private networks, bounds time and size and
 // caches per team). Each URL is fetched once per render.
 
-// ImageFetcher returns the bytes at an https URL an image source names.
-// Its errors reach the caller of Render as they are.
-type ImageFetcher func(url string) ([]byte, error)
+// ImageFetcher returns the bytes at an https URL an image source names;
+// ctx is the render's, which ends at its timeout. Its errors reach the
+// caller of Render as they are.
+type ImageFetcher func(ctx context.Context, url string) ([]byte, error)
+
+// fetchOnce wraps a render's fetcher so that each URL is fetched once for
+// all its layout passes, at most maxURLs distinct URLs (the image limit)
+// and maxBytes in all (half the memory budget: the bytes are kept until
+// the render ends).
+func fetchOnce(f ImageFetcher, maxURLs int, maxBytes int64) ImageFetcher {
+	if f == nil {
+		return nil
+	}
+	got := map[string][]byte{}
+	var total int64
+	return func(ctx context.Context, u string) ([]byte, error) {
+		if b, ok := got[u]; ok {
+			return b, nil
+		}
+		if len(got) >= maxURLs {
+			return nil, newLimitError(LimitImages, int64(len(got)+1), int64(maxURLs))
+		}
+		b, err := f(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		if total += int64(len(b)); total > maxBytes {
+			return nil, newLimitError(LimitMemory, total, maxBytes)
+		}
+		got[u] = b
+		return b, nil
+	}
+}
 
 // maxImageURL bounds the length of an image URL.
 const maxImageURL = 2048
@@ -55,7 +86,7 @@ func (p *pdfWriter) fetchImage(c *component, prop string, tt *textTemplate, src 
 	if p.fetch == nil {
 		return nil, contentError(c, prop, tt, fmt.Errorf("%s cannot be drawn: this render cannot fetch image URLs", clip(src, 80)))
 	}
-	data, err := p.fetch(src)
+	data, err := p.fetch(p.ctx, src)
 	if err != nil {
 		return nil, err
 	}
