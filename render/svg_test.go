@@ -209,3 +209,14 @@ func TestSVGSize(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSVGShowcase renders the one-page document with the showcase
+// SVG (gradients, arcs, text, about 40 items).
+func BenchmarkSVGShowcase(b *testing.B) {
+	tpl := MustCompile(b, svgSchema(b, readShowcase(b), `,"width":170`))
+	for b.Loop() {
+		if _, err := tpl.Render(b.Context(), io.Discard, PDF, nil, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
