@@ -102,6 +102,9 @@ type Config struct {
 	WebhookRetrySchedule, WebhookCA      string
 	WebhookAllowPrivate                  bool
 	WebhookWorkers                       int
+	ImageURLCA                           string // extra CA for image URLs
+	ImageURLAllowPrivate                 bool   // image URLs may reach private addresses (tests, private installs)
+	ImageURLTimeout                      time.Duration
 	RateLimits, LogFormat                string
 	ReadHeaderTimeout, ReadTimeout       time.Duration
 
@@ -135,6 +138,9 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.WebhookRetrySchedule, "webhook-retry-schedule", "0s,1m,5m,30m", "delays of webhook attempts")
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", false, "allow webhook URLs on loopback/private addresses")
 	fs.StringVar(&c.WebhookCA, "webhook-ca", "", "extra PEM CA bundle trusted for webhook TLS")
+	fs.BoolVar(&c.ImageURLAllowPrivate, "image-url-allow-private", false, "allow image URLs on loopback/private addresses")
+	fs.StringVar(&c.ImageURLCA, "image-url-ca", "", "extra PEM CA bundle trusted for image URLs")
+	fs.DurationVar(&c.ImageURLTimeout, "image-url-timeout", app.DefaultImageFetchTimeout, "time one image URL may take to answer completely")
 	fs.IntVar(&c.WebhookWorkers, "webhook-workers", app.DefaultWebhookWorkers, "webhook attempts in flight at once (at most 4 per subscription)")
 	fs.StringVar(&c.RateLimits, "rate-limits", "", "JSON file replacing the rate-limit table, or off")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
@@ -280,6 +286,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	assetSvc := &app.AssetService{Assets: m.DB, Teams: m.DB, Files: &store.Files{Root: filepath.Join(c.Data, "files")}, Memory: engine, Now: m.Now}
 	meta := &app.MetaCache{Gen: m.DB} // keys, users, teams, templates (docs/decisions.md, "Metadata cache")
 	templates := &app.TemplateService{Templates: meta.Templates(m.DB), Teams: m.DB, Engine: engine, Now: m.Now, Activity: activity, Assets: assetSvc}
+	if templates.Images, err = newImageFetcher(c); err != nil {
+		return err
+	}
 	docs := &app.DocumentService{
 		Jobs: m.DB, Batches: m.DB, Templates: templates, Teams: meta.Teams(m.DB), Meta: meta, Queue: m.Bolt, Files: &store.Files{Root: filepath.Join(c.Data, "files")},
 		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics,
@@ -1007,4 +1016,25 @@ func EngineFonts() render.Fonts {
 		return out
 	}
 	return render.Fonts{Families: conv(set.Families), Fallbacks: conv(set.Fallbacks)}
+}
+
+// newImageFetcher builds the fetcher of image URLs: public addresses only
+// unless --image-url-allow-private, trusting --image-url-ca besides the
+// system roots.
+func newImageFetcher(c *Config) (*app.ImageFetcher, error) {
+	var ca []byte
+	if c.ImageURLCA != "" {
+		var err error
+		if ca, err = os.ReadFile(c.ImageURLCA); err != nil {
+			return nil, fmt.Errorf("--image-url-ca: %w", err)
+		}
+	}
+	f, err := app.NewImageFetcher(c.ImageURLAllowPrivate, ca)
+	if err != nil {
+		return nil, err
+	}
+	if c.ImageURLTimeout > 0 {
+		f.Timeout = c.ImageURLTimeout
+	}
+	return f, nil
 }

@@ -143,8 +143,18 @@ func (s *TemplateService) assetWarnings(ctx context.Context, t *Template) []rend
 	}
 	var out []render.Issue
 	for _, ref := range AssetRefs(t.Schema) {
-		if _, err := s.Assets.Assets.FindAsset(ctx, t.TeamID, ref); ErrorCode(err) == ECodeAssetNotFound {
+		a, err := s.Assets.Assets.FindAsset(ctx, t.TeamID, ref)
+		if ErrorCode(err) == ECodeAssetNotFound {
 			out = append(out, render.Issue{Path: "schema", Message: fmt.Sprintf("asset:%s: the team has no asset with that name or id; upload it (POST /api/assets) before generating", clip(ref, 80))})
+		}
+		if err == nil && a.Format == "svg" {
+			// What the drawing leaves out of the SVG (filters, masks…).
+			if _, data, err := s.Assets.ResolveAsset(ctx, t.TeamID, ref); err == nil {
+				notes, _ := render.CheckSVG(data)
+				for _, n := range notes {
+					out = append(out, render.Issue{Path: "schema", Message: fmt.Sprintf("asset:%s: SVG: %s", clip(ref, 80), n)})
+				}
+			}
 		}
 	}
 	return out

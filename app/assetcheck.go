@@ -16,7 +16,6 @@ import (
 	"github.com/go-text/typesetting/language"
 	"github.com/go-text/typesetting/shaping"
 	"golang.org/x/image/math/fixed"
-	"golang.org/x/image/webp"
 
 	"folio/render"
 )
@@ -73,7 +72,7 @@ func checkAsset(data []byte) (c *checked, err error) {
 	case bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n")), bytes.HasPrefix(head, []byte("\xff\xd8\xff")):
 		return checkRaster(data)
 	case len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP":
-		return checkWebP(data)
+		return checkRaster(data)
 	case bytes.HasPrefix(head, []byte("%PDF-")):
 		return checkPDF(data)
 	case bytes.HasPrefix(head, []byte("\x00\x01\x00\x00")), bytes.HasPrefix(head, []byte("true")), bytes.HasPrefix(head, []byte("OTTO")):
@@ -110,7 +109,7 @@ func trimZero(f float64) string {
 	return strings.TrimSuffix(strconv.FormatFloat(f, 'f', 1, 64), ".0")
 }
 
-// checkRaster checks a PNG or JPEG as a render will draw it.
+// checkRaster checks a PNG, JPEG or WebP as a render will draw it.
 func checkRaster(data []byte) (*checked, error) {
 	if len(data) > MaxImageBytes {
 		return nil, errTooLarge(len(data), MaxImageBytes, "an image")
@@ -119,38 +118,9 @@ func checkRaster(data []byte) (*checked, error) {
 	if err != nil {
 		return nil, errAsset("%s", upperFirst(err.Error()))
 	}
-	ct := "image/png"
-	if info.Format == "jpeg" {
-		ct = "image/jpeg"
-	}
+	ct := "image/" + info.Format
 	return &checked{kind: AssetImage, format: info.Format, contentType: ct, width: info.Width, height: info.Height,
 		decode: func() error { return render.DecodeImage(data) }, decodeCost: info.Cost}, nil
-}
-
-// checkWebP checks a WebP picture's header and bounds like a PNG's.
-func checkWebP(data []byte) (*checked, error) {
-	if len(data) > MaxImageBytes {
-		return nil, errTooLarge(len(data), MaxImageBytes, "an image")
-	}
-	cfg, err := webp.DecodeConfig(bytes.NewReader(data))
-	if err != nil {
-		return nil, errAsset("the WebP image cannot be read: %v", err)
-	}
-	if err := render.CheckImageSize(cfg.Width, cfg.Height); err != nil {
-		return nil, errAsset("%s", upperFirst(err.Error()))
-	}
-	cost := int64(cfg.Width) * int64(cfg.Height) * 8 // lossless WebP decodes to NRGBA and may copy it
-	if cost > render.DefaultMemory {
-		return nil, errAsset("the WebP image is %d×%d pixels: decoding it would take about %d MB of memory, more than a render may use (%d MB); scale it down",
-			cfg.Width, cfg.Height, megabytes(cost), megabytes(render.DefaultMemory))
-	}
-	return &checked{kind: AssetImage, format: "webp", contentType: "image/webp", width: cfg.Width, height: cfg.Height,
-		decode: func() error {
-			if _, err := webp.Decode(bytes.NewReader(data)); err != nil {
-				return fmt.Errorf("the WebP image cannot be read: %v", err)
-			}
-			return nil
-		}, decodeCost: cost}, nil
 }
 
 // checkPDF checks only what a PDF starts and ends with. Reading its

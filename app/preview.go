@@ -220,6 +220,7 @@ func (s *DocumentService) PreviewDefinition(ctx context.Context, in PreviewDefin
 	opts := s.renderOptions(true)
 	if p, err := PrincipalFrom(ctx); err == nil {
 		opts.Assets = s.Templates.assetResolver(ctx, p.TeamID)
+		opts.Fetch = s.Templates.Images.Resolver(p.TeamID) // the same guard as jobs
 	}
 	return s.renderPreview(ctx, ct, format, vars, opts)
 }

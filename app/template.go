@@ -166,6 +166,9 @@ type TemplateService struct {
 	// Assets resolves asset:<ref> references when rendering, and carries
 	// assets in exports and imports; nil: templates cannot use assets.
 	Assets *AssetService
+	// Images fetches image sources that are https URLs, caching per
+	// team; nil: templates cannot draw image URLs.
+	Images *ImageFetcher
 
 	mu    sync.Mutex
 	cache map[string]compiled

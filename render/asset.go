@@ -19,7 +19,7 @@ type AssetResolver func(ref string) (kind string, data []byte, err error)
 
 // ImageInfo is what an image's header tells, read as a render reads it.
 type ImageInfo struct {
-	Format string // "png" or "jpeg"
+	Format string // "png", "jpeg" or "webp"
 	Width  int
 	Height int
 	Depth  int // bits a channel
@@ -29,7 +29,7 @@ type ImageInfo struct {
 	Cost int64
 }
 
-// CheckImage checks PNG or JPEG bytes the way a render will before drawing
+// CheckImage checks PNG, JPEG or WebP bytes the way a render will before drawing
 // them: a readable header, at most 16,384 pixels a side and 25 megapixels,
 // and decoding plus embedding within the default render memory budget.
 // Nothing is decoded.
@@ -41,18 +41,11 @@ func CheckImage(data []byte) (ImageInfo, error) {
 	if err := h.checkCost(DefaultMemory); err != nil {
 		return ImageInfo{}, err
 	}
-	f := "png"
-	if h.kind == "JPG" {
-		f = "jpeg"
-	}
+	f := map[string]string{"PNG": "png", "JPG": "jpeg", "WEBP": "webp"}[h.kind]
 	return ImageInfo{Format: f, Width: h.w, Height: h.h, Depth: h.depth, Interlaced: h.interlaced, Cost: h.cost()}, nil
 }
 
-// CheckImageSize applies a render's bounds on pixels to an image of another
-// format (a WebP) whose header the caller has read.
-func CheckImageSize(w, h int) error { return checkDimensions(w, h) }
-
-// DecodeImage reads a whole PNG or JPEG checked by CheckImage, as the
+// DecodeImage reads a whole PNG, JPEG or WebP checked by CheckImage, as the
 // first render drawing it would, so that a broken file is found at once.
 // The caller has reserved ImageInfo.Cost of memory.
 func DecodeImage(data []byte) error {

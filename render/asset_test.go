@@ -10,7 +10,8 @@ import (
 
 // An image src "asset:<ref>" compiles without the asset and is drawn from
 // what Options.Assets returns at render time; without a resolver, or with
-// an asset that is not a PNG or JPEG image, the render fails saying so,
+// an asset that is not an image, the render fails saying so (an SVG
+// asset is drawn as vectors),
 // and the resolver's own error (an unknown asset) reaches the caller as it
 // is.
 func TestAssetImages(t *testing.T) {
@@ -32,9 +33,16 @@ func TestAssetImages(t *testing.T) {
 	font := Options{Assets: func(string) (string, []byte, error) { return "font", []byte("OTTO"), nil }}
 	_, err = tpl.Render(t.Context(), &bytes.Buffer{}, PDF, nil, font)
 	assertExpressionError(t, err, imageSrcPath, "asset:logo is a font asset, not an image")
-	svg := Options{Assets: func(string) (string, []byte, error) { return "image", []byte("<svg/>"), nil }}
-	_, err = tpl.Render(t.Context(), &bytes.Buffer{}, PDF, nil, svg)
-	assertExpressionError(t, err, imageSrcPath, "PNG or JPEG so far")
+	// An SVG asset is drawn as vectors: no image is embedded.
+	svg := Options{Assets: func(string) (string, []byte, error) {
+		return "image", []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10"><rect width="20" height="10" fill="red"/></svg>`), nil
+	}}
+	if st, err := tpl.Render(t.Context(), &bytes.Buffer{}, PDF, nil, svg); err != nil || st.Images != 0 {
+		t.Fatalf("SVG asset: %v, %d images", err, st.Images)
+	}
+	broken := Options{Assets: func(string) (string, []byte, error) { return "image", []byte("<svg"), nil }}
+	_, err = tpl.Render(t.Context(), &bytes.Buffer{}, PDF, nil, broken)
+	assertExpressionError(t, err, imageSrcPath, "asset:logo: SVG image is not well-formed XML")
 	missing := errors.New("asset:logo not found")
 	_, err = tpl.Render(t.Context(), &bytes.Buffer{}, PDF, nil, Options{Assets: func(string) (string, []byte, error) { return "", nil, missing }})
 	if !errors.Is(err, missing) {

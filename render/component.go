@@ -55,6 +55,7 @@ func init() {
 		"heading":   parseHeading,
 		"table":     parseTable,
 		"image":     parseImage,
+		"svg":       parseSVGComponent,
 		"qrcode":    parseQRCode,
 		"barcode":   parseBarcode,
 		"keyValue":  parseKeyValue,

@@ -168,10 +168,11 @@ func TestImageErrors(t *testing.T) {
 	tests := []struct {
 		name, src, want string
 	}{
-		{"not a data URI", "https://example.com/logo.png", "must be a data URI"},
+		{"not a data URI", "ftp://example.com/logo.png", "must be a data URI"},
+		{"plain http", "http://example.com/logo.png", "must use https://"},
 		{"gif", "data:image/gif;base64,R0lGODlhAQABAAAAACw=", "not supported"},
 		{"bad base64", "data:image/png;base64,%%%", "not valid base64"},
-		{"not an image", "data:image/png;base64,aGVsbG8=", "neither PNG nor JPEG"},
+		{"not an image", "data:image/png;base64,aGVsbG8=", "neither PNG, JPEG nor WebP"},
 		{"truncated png", "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAADwAAAAeCAYAAAB", "cannot be read"},
 	}
 	for _, tt := range tests {

@@ -20,8 +20,10 @@
 // heading {content, level 1-3, style}, table {rows (an expression yielding
 // an array), columns [{header, value, width, align, format}], as (default
 // "row"), showHeader, bordered, style}, keyValue {items [{label, value,
-// format}], labelWidth}, image {src (PNG/JPEG data URI), width, height,
-// align}, qrcode {value, size, level}, barcode {value (Code 128), height,
+// format}], labelWidth}, image {src (a PNG, JPEG, WebP or SVG data URI,
+// asset:<ref> or an https URL fetched through Options.Fetch), width,
+// height, align}, svg {content (SVG markup) or src, width, height, align:
+// drawn as vectors, see render/svg}, qrcode {value, size, level}, barcode {value (Code 128), height,
 // width, showText}, divider {color, thickness, spacing}, spacer {height},
 // pageBreak, and columns {children (one component array per column),
 // widths, gap}. Any component may carry "if" (drawn only when the value is

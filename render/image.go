@@ -14,6 +14,8 @@ import (
 	"image/png"
 	"strings"
 	"sync"
+
+	"golang.org/x/image/webp"
 )
 
 // Images are read in two steps. The header comes first, without decoding
@@ -35,7 +37,7 @@ const (
 
 // imageData is a checked image ready for the PDF writer.
 type imageData struct {
-	data []byte   // PNG or JPEG bytes fpdf can read
+	data []byte   // PNG or JPEG bytes fpdf can read (a WebP is converted)
 	kind string   // fpdf image type: "PNG" or "JPG"
 	w, h int      // pixels
 	sum  [32]byte // SHA-256 of data: the same image is embedded once
@@ -43,7 +45,7 @@ type imageData struct {
 
 // imageHeader is what an image's header tells before its pixels are read.
 type imageHeader struct {
-	kind        string // fpdf image type: "PNG" or "JPG"
+	kind        string // fpdf image type: "PNG" or "JPG"; "WEBP" until converted
 	w, h        int
 	depth       int  // bits a channel (8 for a JPEG)
 	colorType   byte // PNG: 0 grey, 2 RGB, 3 palette, 4 grey and alpha, 6 RGBA
@@ -54,12 +56,12 @@ type imageHeader struct {
 
 var pngSignature = []byte("\x89PNG\r\n\x1a\n")
 
-// readDataURI checks a data URI holding a PNG or JPEG and returns its bytes
+// readDataURI checks a data URI holding a PNG, JPEG or WebP and returns its bytes
 // and header; the pixels are not read.
 func readDataURI(src string, maxBytes int64) ([]byte, imageHeader, error) {
 	src = strings.TrimSpace(src)
 	if !strings.HasPrefix(src, "data:") {
-		return nil, imageHeader{}, errors.New("image source must be a data URI such as data:image/png;base64,…")
+		return nil, imageHeader{}, errors.New("image source must be a data URI such as data:image/png;base64,…, asset:<name> or an https:// URL")
 	}
 	meta, payload, ok := strings.Cut(src[len("data:"):], ",")
 	if !ok {
@@ -67,8 +69,8 @@ func readDataURI(src string, maxBytes int64) ([]byte, imageHeader, error) {
 	}
 	mime, params, _ := strings.Cut(meta, ";")
 	mime = strings.ToLower(strings.TrimSpace(mime))
-	if mime != "image/png" && mime != "image/jpeg" && mime != "image/jpg" {
-		return nil, imageHeader{}, fmt.Errorf("image type %q is not supported: use image/png or image/jpeg", clip(mime, 40))
+	if mime != "image/png" && mime != "image/jpeg" && mime != "image/jpg" && mime != "image/webp" {
+		return nil, imageHeader{}, fmt.Errorf("image type %q is not supported: use image/png, image/jpeg, image/webp or image/svg+xml", clip(mime, 40))
 	}
 	if !strings.Contains(strings.ToLower(params), "base64") {
 		return nil, imageHeader{}, errors.New("data URI must be base64-encoded (data:image/png;base64,…)")
@@ -95,7 +97,7 @@ func readDataURI(src string, maxBytes int64) ([]byte, imageHeader, error) {
 	return data, h, nil
 }
 
-// readImageHeader sniffs PNG or JPEG bytes and checks their header: the
+// readImageHeader sniffs PNG, JPEG or WebP bytes and checks their header: the
 // format, the colour space and the size in pixels.
 func readImageHeader(data []byte) (h imageHeader, err error) {
 	defer func() {
@@ -128,8 +130,15 @@ func readImageHeader(data []byte) (h imageHeader, err error) {
 		}
 		h = imageHeader{kind: "JPG", w: cfg.Width, h: cfg.Height, depth: 8, size: len(data)}
 		return h, checkDimensions(h.w, h.h)
+	case len(data) >= 16 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP":
+		cfg, err := webp.DecodeConfig(bytes.NewReader(data))
+		if err != nil {
+			return h, fmt.Errorf("WebP image cannot be read: %v", firstLine(err.Error()))
+		}
+		h = imageHeader{kind: "WEBP", w: cfg.Width, h: cfg.Height, depth: 8, size: len(data)}
+		return h, checkDimensions(h.w, h.h)
 	}
-	return h, errors.New("image data is neither PNG nor JPEG")
+	return h, errors.New("image data is neither PNG, JPEG nor WebP")
 }
 
 // parseIHDR reads a PNG's header chunk from the start of the file, without
@@ -207,6 +216,11 @@ func (h imageHeader) pixelBytes() int64 {
 // converted, an 8-bit RGBA copy and its encoding. A JPEG is embedded as
 // it is, never decoded.
 func (h imageHeader) decodeCost() int64 {
+	if h.kind == "WEBP" {
+		// Decoded (at most 4 bytes a pixel, lossless), copied to 8-bit
+		// RGBA, and encoded again as a PNG (or a JPEG) fpdf can embed.
+		return h.pixels() * 12
+	}
 	if h.kind != "PNG" {
 		return 0
 	}
@@ -270,8 +284,11 @@ func (h imageHeader) checkCost(budget int64) error {
 
 // describe names the image's format for a message: "16 bits a channel (RGBA, interlaced)".
 func (h imageHeader) describe() string {
-	if h.kind == "JPG" {
+	switch h.kind {
+	case "JPG":
 		return "JPEG"
+	case "WEBP":
+		return "WebP"
 	}
 	kinds := map[byte]string{0: "grey", 2: "RGB", 3: "palette", 4: "grey and alpha", 6: "RGBA"}
 	s := fmt.Sprintf("%d bits a channel (%s", h.depth, kinds[h.colorType])
@@ -295,6 +312,11 @@ func decodeImage(data []byte, h imageHeader) (img *imageData, err error) {
 		}
 	}()
 	img = &imageData{data: data, kind: h.kind, w: h.w, h: h.h}
+	if h.kind == "WEBP" {
+		if img.data, img.kind, err = convertWebP(data); err != nil {
+			return nil, err
+		}
+	}
 	if h.kind == "PNG" {
 		decoded, err := png.Decode(bytes.NewReader(data))
 		if err != nil {

@@ -125,6 +125,10 @@ type Options struct {
 	// Assets resolves image sources "asset:<ref>" (nil: a template naming
 	// an asset fails to render, saying so).
 	Assets AssetResolver
+	// Fetch fetches image sources that are https:// URLs (nil: a template
+	// drawing one fails to render, saying so). render never reaches the
+	// network itself: the caller guards addresses, time and size.
+	Fetch ImageFetcher
 }
 
 // Stats describes a finished document.

@@ -8,7 +8,8 @@ import (
 	"folio/render/internal/qrcode"
 )
 
-// imageElement is a PNG or JPEG image from a data URI or a stored asset.
+// imageElement is a PNG, JPEG or WebP image, or an SVG drawn as vectors,
+// from a data URI, a stored asset or an https URL.
 type imageElement struct {
 	src           *textTemplate
 	lit           *literalImage // when src holds no placeholder
@@ -29,6 +30,11 @@ func parseImage(c *compiler, path string, props object, _ depth) element {
 				if err != nil {
 					c.add(path+".src", "%v", err)
 				}
+				return imageProps(c, path, props, e)
+			}
+			if isImageURL(lit) || isSVGDataURI(lit) {
+				// Fetched (Options.Fetch) or drawn as vectors when a render draws it.
+				c.checkImageSource(path+".src", lit)
 				return imageProps(c, path, props, e)
 			}
 			img, err := c.literalImage(lit)

@@ -58,6 +58,8 @@ type pdfWriter struct {
 	imgBytes int64
 	decoded  map[string]*imageData // images decoded from data URIs and assets, by source
 	assets   AssetResolver
+	fetch    ImageFetcher        // image sources that are https URLs (Options.Fetch)
+	vec      *vectorState        // SVG drawings and gradients (vector_pdf.go)
 	qrs      map[string][][]bool // QR modules by level and value
 	fonts    *text.Registry      // the families and fallbacks this document draws with
 	glyphs   []fpdf.ShowGlyph    // reused by drawText
@@ -173,6 +175,7 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 		images:  map[any]string{},
 		decoded: map[string]*imageData{},
 		assets:  info.assets,
+		fetch:   info.fetch,
 		qrs:     map[string][][]bool{},
 		fonts:   t.engine.fonts,
 		bars:    map[string][]bool{},

@@ -25,6 +25,8 @@ func (p *pdfWriter) layout(c *component, env map[string]any, w float64, s sink) 
 		return p.layoutKeyValue(e, env, w, s)
 	case *imageElement:
 		return p.layoutImage(c, e, env, w, s)
+	case *svgElement:
+		return p.layoutSVG(c, e, env, w, s)
 	case *qrElement:
 		return p.layoutQR(c, e, env, w, s)
 	case *barcodeElement:
@@ -305,6 +307,12 @@ func (p *pdfWriter) assetImage(c *component, e *imageElement, src, ref string) (
 }
 
 func (p *pdfWriter) layoutImage(c *component, e *imageElement, env map[string]any, w float64, s sink) error {
+	if v, err := p.imageSVG(c, e, env); v != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		return p.layoutVector(v.d, e.width, e.height, e.align, "", w, s)
+	}
 	img, err := p.image(c, e, env)
 	if err != nil || img == nil {
 		return err

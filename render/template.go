@@ -55,6 +55,7 @@ type compiler struct {
 	family     string                   // fontFamily of the enclosing component or the schema
 	missing    []Issue                  // characters no font draws (checkGlyphs)
 	palette    [][3]int                 // the schema's "palette": chart colours
+	notes      []Issue                  // other warnings found reading components (SVG features left out)
 }
 
 func (c *compiler) compileExpr(path, src string) *expression {
@@ -91,6 +92,7 @@ func (e *Engine) Compile(def Definition) (t *Template, err error) {
 	warnings := append(c.unknownKeys(), undeclaredNames(doc.sections, def)...)
 	warnings = append(warnings, c.translationWarnings()...)
 	warnings = append(warnings, c.missing...)
+	warnings = append(warnings, c.notes...)
 	if len(warnings) > maxIssues {
 		warnings = warnings[:maxIssues]
 	}

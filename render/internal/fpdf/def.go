@@ -48,6 +48,7 @@ type gradientType struct {
 	clr1Str, clr2Str  string
 	x1, y1, x2, y2, r float64
 	objNum            int
+	fn                string // the colour function when not clr1 to clr2 (Shading)
 }
 
 const (

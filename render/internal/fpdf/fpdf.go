@@ -1558,7 +1558,7 @@ func (f *Fpdf) gradient(tp, r1, g1, b1, r2, g2, b2 int, x1, y1, x2, y2, r float6
 	clr1 := f.rgbColorValue(r1, g1, b1, "", "")
 	clr2 := f.rgbColorValue(r2, g2, b2, "", "")
 	f.gradientList = append(f.gradientList, gradientType{tp, clr1.str, clr2.str,
-		x1, y1, x2, y2, r, 0})
+		x1, y1, x2, y2, r, 0, ""})
 	f.outf("/Sh%d sh", pos)
 }
 
@@ -4699,7 +4699,12 @@ func (f *Fpdf) putGradients() {
 	for j := 1; j < count; j++ {
 		var f1 int
 		gr := f.gradientList[j]
-		if gr.tp == 2 || gr.tp == 3 {
+		if gr.fn != "" {
+			f.newobj()
+			f.out(gr.fn)
+			f.out("endobj")
+			f1 = f.n
+		} else if gr.tp == 2 || gr.tp == 3 {
 			f.newobj()
 			f.outf("<</FunctionType 2 /Domain [0.0 1.0] /C0 [%s] /C1 [%s] /N 1>>", gr.clr1Str, gr.clr2Str)
 			f.out("endobj")
