@@ -1,6 +1,9 @@
 package render
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // markdownElement is text written in Markdown: the "markdown" component,
 // or a text component with "markdown": true. Placeholders are filled in
@@ -67,4 +70,75 @@ func (e *markdownElement) markdownBlocks(r *run, c *component, env map[string]an
 // spaces (code keeps its indentation), other control characters go.
 func markdownText(s string) string {
 	return pdfText(strings.ReplaceAll(s, "\t", "    "))
+}
+
+// flatSpans joins blocks into one paragraph's spans, for a table cell:
+// blocks start new lines, list items keep their markers, headings are
+// bold, code blocks monospaced.
+func flatSpans(blocks []mdBlock) []mdSpan {
+	var out []mdSpan
+	for i, b := range blocks {
+		if i > 0 {
+			out = append(out, mdSpan{text: "\n"})
+		}
+		if b.list > 0 || b.marker != "" {
+			out = append(out, mdSpan{text: strings.Repeat("  ", max(b.list-1, 0)) + b.marker + " "})
+		}
+		switch b.kind {
+		case mdHeading:
+			for _, sp := range b.spans {
+				sp.bold = true
+				out = append(out, sp)
+			}
+		case mdCode:
+			out = append(out, mdSpan{text: b.code, code: true})
+		case mdRule:
+			out = append(out, mdSpan{text: "———"})
+		case mdTable:
+			for r, row := range b.rows {
+				if r > 0 {
+					out = append(out, mdSpan{text: "\n"})
+				}
+				for k, cell := range row {
+					if k > 0 {
+						out = append(out, mdSpan{text: " | "})
+					}
+					out = append(out, cell...)
+				}
+			}
+		default:
+			out = append(out, b.spans...)
+		}
+	}
+	return mergeSpans(out)
+}
+
+// markdownColumns marks the table's Markdown columns; nil when it has none.
+func (e *tableElement) markdownColumns() []bool {
+	var md []bool
+	for i, col := range e.columns {
+		if col.markdown {
+			if md == nil {
+				md = make([]bool, len(e.columns))
+			}
+			md[i] = true
+		}
+	}
+	return md
+}
+
+// checkMarkdownCells refuses a row whose Markdown cells link where links
+// may not go.
+func checkMarkdownCells(c *component, e *tableElement, texts []string) error {
+	for j, col := range e.columns {
+		if !col.markdown || j >= len(texts) || !strings.ContainsAny(texts[j], "[<") {
+			continue
+		}
+		for _, link := range mdLinks(parseMarkdown(markdownText(texts[j]))) {
+			if err := checkLink(link); err != nil {
+				return &ExpressionError{Path: fmt.Sprintf("%s.props.columns[%d].value", c.path, j), Expression: clip(col.value.src, 200), Message: err.Error()}
+			}
+		}
+	}
+	return nil
 }
