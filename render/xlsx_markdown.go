@@ -141,4 +141,3 @@ func runsText(runs []excelize.RichTextRun) string {
 	}
 	return b.String()
 }
-

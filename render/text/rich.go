@@ -1,7 +1,9 @@
 package text
 
 import (
+	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/go-text/typesetting/di"
@@ -30,6 +32,66 @@ func (r *Registry) LayoutSpans(spans []Span, maxWidth float32, maxLines int) []L
 	if maxWidth <= 0 || maxWidth > 1e7 {
 		maxWidth = 1e7
 	}
+	key := richKey{reg: r, width: maxWidth, max: maxLines}
+	if key.spans = spansKey(spans); key.spans != "" {
+		richCache.RLock()
+		lines, ok := richCache.m[key]
+		richCache.RUnlock()
+		if ok {
+			return lines
+		}
+	}
+	lines := r.layoutSpans(spans, maxWidth, maxLines)
+	if key.spans != "" {
+		richCache.Lock()
+		if len(richCache.m) >= maxCached {
+			clear(richCache.m)
+		}
+		richCache.m[key] = lines
+		richCache.Unlock()
+	}
+	return lines
+}
+
+// richCache holds laid-out rich paragraphs: a document with a table of
+// contents is laid out more than once, and reports repeat their Markdown.
+var richCache = struct {
+	sync.RWMutex
+	m map[richKey][]Line
+}{m: map[richKey][]Line{}}
+
+type richKey struct {
+	spans string
+	reg   *Registry
+	width float32
+	max   int
+}
+
+// spansKey writes spans as a cache key; "" when they are too long to keep.
+func spansKey(spans []Span) string {
+	n := 0
+	for _, sp := range spans {
+		n += len(sp.Text) + len(sp.Family) + 8
+	}
+	if n > maxCachedText {
+		return ""
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, sp := range spans {
+		b.WriteString(sp.Family)
+		b.WriteByte(0)
+		b.WriteString(strconv.Itoa(int(sp.Style)))
+		b.WriteByte(0)
+		b.WriteString(strconv.Itoa(sp.Tag))
+		b.WriteByte(0)
+		b.WriteString(sp.Text)
+		b.WriteByte(1)
+	}
+	return b.String()
+}
+
+func (r *Registry) layoutSpans(spans []Span, maxWidth float32, maxLines int) []Line {
 	var lines []Line
 	w := workers.Get().(*worker)
 	defer func() {
