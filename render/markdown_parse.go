@@ -3,6 +3,7 @@ package render
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -64,7 +65,7 @@ func parseMarkdown(src string) []mdBlock {
 	if len(src) > maxMarkdownBytes {
 		src = src[:maxMarkdownBytes]
 	}
-	source := []byte(src)
+	source := []byte(tameMarkdown(src))
 	doc := markdownParser.Parse(gtext.NewReader(source))
 	w := &mdWalker{src: source}
 	w.blocks(doc, 0, 0, false)
@@ -256,22 +257,33 @@ func (w *mdWalker) inline(n ast.Node, st mdSpan, out *[]mdSpan, d int) {
 	}
 }
 
-// mergeSpans joins neighbouring spans of one style.
+// mergeSpans joins neighbouring spans of one style (in linear time: a
+// paragraph may hold thousands of pieces).
 func mergeSpans(in []mdSpan) []mdSpan {
 	var out []mdSpan
-	for _, sp := range in {
-		if n := len(out); n > 0 {
-			last := &out[n-1]
-			probe := *last
-			probe.text = sp.text
-			if probe == sp {
-				last.text += sp.text
-				continue
+	for i := 0; i < len(in); {
+		j := i + 1
+		for j < len(in) && sameLook(in[i], in[j]) {
+			j++
+		}
+		sp := in[i]
+		if j > i+1 {
+			var b strings.Builder
+			for _, p := range in[i:j] {
+				b.WriteString(p.text)
 			}
+			sp.text = b.String()
 		}
 		out = append(out, sp)
+		i = j
 	}
 	return out
+}
+
+// sameLook reports whether two spans are drawn alike.
+func sameLook(a, b mdSpan) bool {
+	a.text, b.text = "", ""
+	return a == b
 }
 
 // plainText is the text of spans without their styles.
@@ -302,4 +314,134 @@ func mdLinks(blocks []mdBlock) []string {
 		}
 	}
 	return out
+}
+
+// Some Markdown costs goldmark time that grows with the square of its
+// length: thousands of list or quote markers opening one nested level
+// each ("- - - - …", ">>>>…"), or thousands of unclosed "[a](" or
+// emphasis marks in one paragraph (measured: 4,000 of them took over a
+// second). tameMarkdown keeps such input to what a document needs,
+// escaping (with "\") what lies beyond: more than maxMarkdownNesting+2
+// container markers at the start of a line, more than maxInlineMarks of
+// one inline mark character in one paragraph; it cuts lines longer than
+// maxMarkdownLine and indentation deeper than maxMarkdownIndent. Fenced
+// code is left as it is (it is never parsed for inlines).
+const (
+	maxInlineMarks    = 256
+	maxMarkdownLine   = 4096
+	maxMarkdownIndent = 40
+)
+
+func tameMarkdown(src string) string {
+	var b strings.Builder
+	b.Grow(len(src) + len(src)/16)
+	var counts [128]int
+	fence := ""
+	for len(src) > 0 {
+		line, rest, _ := strings.Cut(src, "\n")
+		src = rest
+		trimmed := strings.TrimLeft(line, " >")
+		if f := fenceOf(trimmed); f != "" && (fence == "" || strings.HasPrefix(trimmed, fence)) {
+			if fence == "" {
+				fence = f
+			} else {
+				fence = ""
+			}
+		} else if fence == "" {
+			if strings.TrimSpace(line) == "" {
+				counts = [128]int{}
+			}
+			if len(line) > maxMarkdownLine {
+				// An unclosed link scans to the end of its line: long
+				// lines go on as new lines (a soft break reads as a space).
+				cut := strings.LastIndexByte(line[:maxMarkdownLine], ' ')
+				if cut < maxMarkdownLine/2 {
+					cut = maxMarkdownLine
+					for cut > 0 && !utf8.RuneStart(line[cut]) {
+						cut--
+					}
+				}
+				src = line[cut:] + "\n" + src
+				line = line[:cut]
+			}
+			if indent := len(line) - len(strings.TrimLeft(line, " ")); indent > maxMarkdownIndent {
+				// Each level of indentation can open a list: goldmark
+				// checks every line against every open level.
+				line = line[indent-maxMarkdownIndent:]
+			}
+			line = tameLine(line, &counts)
+		}
+		b.WriteString(line)
+		if len(src) > 0 || strings.HasSuffix(line, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// fenceOf returns the fence a line opens or closes (``` or ~~~, as
+// long as written), or "".
+func fenceOf(line string) string {
+	for _, c := range []byte{'`', '~'} {
+		n := 0
+		for n < len(line) && line[n] == c {
+			n++
+		}
+		if n >= 3 {
+			return line[:n]
+		}
+	}
+	return ""
+}
+
+// tameLine escapes the container markers past the nesting limit at the
+// start of line and the inline marks past the paragraph's limit.
+func tameLine(line string, counts *[128]int) string {
+	var b strings.Builder
+	i, depth := 0, 0
+	// Container markers: "> ", "- ", "* ", "+ ", "1. ", "1) ".
+	for i < len(line) {
+		j := i
+		for j < len(line) && j-i < 4 && line[j] == ' ' {
+			j++
+		}
+		k := j
+		switch {
+		case k < len(line) && line[k] == '>':
+			k++
+		case k+1 < len(line) && strings.IndexByte("-*+", line[k]) >= 0 && line[k+1] == ' ':
+			k++
+		default:
+			d := k
+			for d < len(line) && d-k < 9 && line[d] >= '0' && line[d] <= '9' {
+				d++
+			}
+			if d == k || d+1 >= len(line) || (line[d] != '.' && line[d] != ')') || line[d+1] != ' ' {
+				k = -1
+				break
+			}
+			k = d + 1
+		}
+		if k < 0 {
+			break
+		}
+		depth++
+		b.WriteString(line[i:j])
+		if depth > maxMarkdownNesting+2 {
+			b.WriteByte('\\')
+		}
+		b.WriteString(line[j:k])
+		i = k
+	}
+	for ; i < len(line); i++ {
+		c := line[i]
+		if c < 128 && strings.IndexByte("[]*_~`<(!", c) >= 0 {
+			counts[c]++
+			if counts[c] > maxInlineMarks && (i == 0 || line[i-1] != '\\') {
+				b.WriteByte('\\')
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }

@@ -227,3 +227,44 @@ func TestTextImageLinksAndAnchors(t *testing.T) {
 func richRun(tag, text string) *regexp.Regexp {
 	return regexp.MustCompile(`<r><rPr>(?:<[^/>][^>]*>|</[^r][^>]*>)*<` + tag + `[ />]` + `(?:[^<]*</[A-Za-z]+>)?(?:<[^/>][^>]*>|</[^r][^>]*>)*</rPr><t[^>]*>` + text + `</t></r>`)
 }
+
+// TestMarkdownHostile feeds the Markdown that makes goldmark's cost grow
+// with the square of its size (deep nesting on one line or by
+// indentation, thousands of unclosed links or emphasis marks in one
+// paragraph, megabyte lines): each is tamed before parsing (tameMarkdown)
+// and keeps its words. Should taming break, this test takes minutes
+// instead of a second.
+func TestMarkdownHostile(t *testing.T) {
+	var indent, quotes strings.Builder
+	for i := 0; i < 2000; i++ {
+		indent.WriteString(strings.Repeat("  ", i%400) + "- item\n")
+		quotes.WriteString(strings.Repeat("> ", i%200) + "quoted\n")
+	}
+	for _, tc := range []struct {
+		name, md, want string
+	}{
+		{"nested lists on one line", strings.Repeat("- ", 100000) + "end", "end"},
+		{"nested quotes on one line", strings.Repeat(">", 200000) + " end", "end"},
+		{"lists nested by indentation", indent.String(), "item"},
+		{"quotes on every line", quotes.String(), "quoted"},
+		{"unclosed links", strings.Repeat("[a](", 100000) + " end", "end"},
+		{"nested links", strings.Repeat("[", 50000) + "x" + strings.Repeat("](#a)", 50000) + " end", "end"},
+		{"emphasis marks", strings.Repeat("*a **b ", 50000) + strings.Repeat("** c*", 50000) + " end", "end"},
+		{"code marks", strings.Repeat("`a ``b ", 100000) + " end", "end"},
+		{"html openings", strings.Repeat("<a href=", 100000) + " end", "end"},
+		{"a wide table", "|" + strings.Repeat("a|", 20000) + "\n|" + strings.Repeat("-|", 20000) + "\n" + strings.Repeat("|b", 20000) + "|\n\nend", "end"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			blocks := parseMarkdown(markdownText(tc.md))
+			text := plainText(flatSpans(blocks))
+			if !strings.Contains(text, tc.want) {
+				t.Errorf("the text lost %q: ...%s", tc.want, text[max(len(text)-200, 0):])
+			}
+		})
+	}
+	// Fenced code keeps its marks, however many.
+	code := "```\n" + strings.Repeat("[x](", 1000) + "\n```\n"
+	if got := parseMarkdown(code); len(got) != 1 || got[0].code != strings.Repeat("[x](", 1000) {
+		t.Errorf("fenced code changed: %+v", got)
+	}
+}
