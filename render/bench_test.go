@@ -287,3 +287,25 @@ func BenchmarkRenderMarkdownPDF(b *testing.B) {
 	b.ReportMetric(float64(buf.Len()), "bytes/doc")
 	b.ReportMetric(float64(pages), "pages")
 }
+
+// BenchmarkRenderChartReport renders the chart golden case (nine charts of
+// every type on two pages, German locale) and the monthly report example
+// (three charts over three pages): the cost of chart-heavy report pages,
+// as a PDF and as a workbook with native charts.
+func BenchmarkRenderChartReport(b *testing.B) {
+	def, input := LoadCase(b, "testdata/chart")
+	charts := MustCompile(b, def)
+	ex, report := LoadExample(b, "monthly-report")
+	monthly := MustCompile(b, ex.Definition)
+	for _, c := range []struct {
+		name   string
+		tpl    *Template
+		input  map[string]any
+		format Format
+	}{
+		{"charts/pdf", charts, input, PDF}, {"charts/xlsx", charts, input, XLSX},
+		{"monthly-report/pdf", monthly, report, PDF}, {"monthly-report/xlsx", monthly, report, XLSX},
+	} {
+		b.Run(c.name, func(b *testing.B) { benchmarkRender(b, c.tpl, c.input, c.format) })
+	}
+}

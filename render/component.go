@@ -66,6 +66,7 @@ func init() {
 		"columns":   parseColumns,
 		"markdown":  parseMarkdownComponent,
 		"toc":       parseTOC,
+		"chart":     parseChart,
 	}
 }
 

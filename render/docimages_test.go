@@ -45,6 +45,7 @@ var docPictures = []docPictureSpec{
 	{"layout-totals.png", "table-totals", 70, [][]crop{{{1, 10, 10, 277, 190, ""}}, {{2, 10, 10, 277, 45, ""}}}},
 	{"locale-invoice.png", "invoice-de-DE", 80, [][]crop{{{1, 15, 15, 180, 84, ""}, {1, 15, 15, 180, 84, "invoice-en-IN"}}}},
 	{"markdown-toc.png", "markdown", 70, [][]crop{{{1, 15, 15, 180, 60, ""}, {2, 15, 15, 180, 60, ""}}, {{2, 15, 75, 180, 60, ""}, {2, 15, 135, 180, 60, ""}}}},
+	{"chart.png", "chart", 60, [][]crop{{{1, 15, 28, 180, 196, ""}}, {{2, 15, 15, 180, 100, ""}}}},
 }
 
 // docImagesText is the text of every picture's page parts, written by

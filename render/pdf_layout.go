@@ -58,6 +58,8 @@ func (p *pdfWriter) layout(c *component, env map[string]any, w float64, s sink) 
 		return s.add(&box{w: w, breakPage: true})
 	case *columnsElement:
 		return p.layoutColumns(e, env, w, s)
+	case *chartElement:
+		return p.layoutChart(c, e, env, w, s)
 	}
 	return nil
 }

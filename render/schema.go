@@ -229,6 +229,7 @@ func (c *compiler) parseSchema(raw json.RawMessage) *document {
 		doc.margins = c.parseMargins(o.raw("margins"), doc)
 	}
 	doc.metadata = c.parseMetadata(o)
+	c.parsePalette(o)
 	doc.missingGlyphs = c.oneOf(o, "schema", "missingGlyphs", missingWarn, missingWarn, missingError)
 	if fam, ok := c.str(o, "schema", "fontFamily"); ok {
 		c.family = c.checkFamily("schema.fontFamily", fam)

@@ -57,6 +57,7 @@ type compiler struct {
 	fonts      *text.Registry           // the families fontFamily may name
 	family     string                   // fontFamily of the enclosing component or the schema
 	missing    []Issue                  // characters no font draws (checkGlyphs)
+	palette    [][3]int                 // the schema's "palette": chart colours
 }
 
 func (c *compiler) compileExpr(path, src string) *expression {

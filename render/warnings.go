@@ -103,6 +103,9 @@ func (w *nameWarnings) components(list []*component, scope map[string]bool) {
 		if t, ok := c.elem.(*tableElement); ok {
 			inner = with(inner, t.as, rowIndexName, groupName, carriedName)
 		}
+		if b, ok := c.elem.(interface{ boundNames() []string }); ok {
+			inner = with(inner, b.boundNames()...) // names an element binds itself
+		}
 		refs := c.elem.refs()
 		for _, x := range refs.exprs {
 			w.check(x, inner)

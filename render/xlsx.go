@@ -40,6 +40,7 @@ type xcell struct {
 	style   xstyle
 	fit     int          // display width in characters the column should fit; 0 ignores the cell
 	formula *cellFormula // a formula, resolved where the sheet places the cell
+	chart   *xlsxChart   // a chart whose table starts at this cell
 }
 
 // empty reports whether the cell writes nothing.
@@ -250,6 +251,13 @@ func canonicalZip(data []byte, outlines map[string]int) ([]byte, error) {
 		return flate.NewWriter(out, flate.BestSpeed)
 	})
 	for _, f := range files {
+		if f.Name == "[Content_Types].xml" {
+			// Charts make excelize list image types in map order.
+			if err := copyRewritten(zw, f, sortContentTypes); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if level := outlines[f.Name]; level > 0 {
 			if err := copyWithOutline(zw, f, level); err != nil {
 				return nil, err
@@ -545,6 +553,11 @@ func (s *sheetWriter) write(n int, r []xcell, level int) error {
 	vals := s.vals[:len(r)]
 	for i, c := range r {
 		vals[i] = nil
+		if c.chart != nil {
+			if err := s.x.addChart(s.name, i+1, n, c.chart); err != nil {
+				return err
+			}
+		}
 		if c.empty() {
 			continue
 		}

@@ -28,6 +28,8 @@ func (x *xlsxWriter) layout(c *component, env map[string]any, out rowSink) error
 		return x.columnRows(e, env, out)
 	case *markdownElement:
 		return x.markdownRows(c, e, env, out)
+	case *chartElement:
+		return x.chartRows(c, e, env, out)
 	}
 	return nil // images, QR codes and barcodes have no spreadsheet form
 }

@@ -282,3 +282,15 @@ func (l Locale) Currency(x float64, code string) string {
 	}
 	return l.format(x, l.currencyPattern(symbol), decimals, decimals, symbol)
 }
+
+// CurrencyWith formats an amount like Currency but with decimals
+// decimals: an axis of whole thousands of euros reads "20.000 €", not
+// "20.000,00 €".
+func (l Locale) CurrencyWith(x float64, code string, decimals int) string {
+	code = strings.ToUpper(strings.TrimSpace(code))
+	symbol := ""
+	if code != "" {
+		symbol = l.CurrencySymbol(code)
+	}
+	return l.format(x, l.currencyPattern(symbol), decimals, decimals, symbol)
+}
