@@ -208,3 +208,17 @@ func TestTOCPageNumbers(t *testing.T) {
 		})
 	}
 }
+
+// TestMonthlyReportExampleLinksAndOutline checks the example report: its
+// commentary is Markdown with a link, and its headings are the outline.
+func TestMonthlyReportExampleLinksAndOutline(t *testing.T) {
+	ex, input := LoadExample(t, "monthly-report")
+	pdf, _ := MustRenderFormat(t, MustCompile(t, ex.Definition), input, PDF, Options{})
+	outline, links := ReadQPDF(t, pdf)
+	if got, want := strings.Join(flatOutline(outline, 1), "\n"), "1:Sales report November 2026@1\n2:Revenue by region@1\n2:Daily sales@2\n2:Top products@3"; got != want {
+		t.Errorf("outline:\n%s\nwant:\n%s", got, want)
+	}
+	if len(links) != 1 || links[0].URI != "https://example.com/reports/2026-11" || links[0].Page != 1 {
+		t.Errorf("links %+v, want the commentary's link on page 1", links)
+	}
+}
