@@ -244,6 +244,50 @@ func benchmarkRender(b *testing.B, tpl *Template, input map[string]any, format F
 	b.ReportMetric(float64(buf.Len()), "bytes/doc")
 }
 
+// markdownPage is about one A4 page of Markdown from a value: headings,
+// a paragraph with every inline style and links, nested lists, a quote,
+// a code block and a table.
+func markdownPage() string {
+	var b bytes.Buffer
+	for i := 1; i <= 2; i++ {
+		fmt.Fprintf(&b, "## Section %d\n\nSales grew **%d %%** in *March* — see [the dashboard](https://example.com/d/%d), ~~old figures~~ and `total()`; write to <ops@example.com>. ", i, 10+i, i)
+		b.WriteString("The text goes on long enough to wrap over several lines of the page, as reports do, with words of every length.\n\n")
+		b.WriteString("- First point\n- Second point, longer, so that it wraps onto a second line under its own marker\n  1. nested one\n  2. nested two\n- Third\n\n")
+		b.WriteString("> A quoted remark from the customer.\n\n```\nfunc total(xs []float64) (t float64) {\n\tfor _, x := range xs { t += x }\n\treturn\n}\n```\n\n")
+		b.WriteString("| Region | Sales | Share |\n|:--|--:|:-:|\n| North | 1 200 | 40 % |\n| South | **900** | 30 % |\n| East | 600 | 20 % |\n\n")
+	}
+	return b.String()
+}
+
+// BenchmarkRenderMarkdownPDF renders a page of Markdown that arrives in a
+// value (parsed at every render), with a table of contents before it: the
+// contents make the layout run until the page numbers agree (three
+// passes here).
+func BenchmarkRenderMarkdownPDF(b *testing.B) {
+	tpl := MustCompile(b, Definition{Schema: json.RawMessage(`{"sections":[{"id":"b","components":[
+		{"type":"toc","props":{"title":"Contents"}},
+		{"type":"markdown","props":{"content":"# Monthly report\n\n{{ body }}"}}]}]}`),
+		Variables: []Variable{{Name: "body", Type: "string"}}})
+	input := map[string]any{"body": markdownPage()}
+	b.ReportAllocs()
+	var buf bytes.Buffer
+	var pages int
+	for b.Loop() {
+		values, err := tpl.Values(input)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf.Reset()
+		st, err := tpl.Render(context.Background(), &buf, PDF, values, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pages = st.Pages
+	}
+	b.ReportMetric(float64(buf.Len()), "bytes/doc")
+	b.ReportMetric(float64(pages), "pages")
+}
+
 // BenchmarkRenderChartReport renders the chart golden case (nine charts of
 // every type on two pages, German locale) and the monthly report example
 // (three charts over three pages): the cost of chart-heavy report pages,

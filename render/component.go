@@ -22,6 +22,8 @@ type component struct {
 	// pageAware marks a body component that reads "page": it is laid out
 	// with the number of the page it lands on, and kept on that page.
 	pageAware bool
+	// anchor names the component as the target of "#anchor" links.
+	anchor string
 }
 
 // element is what a component draws; the output formats switch on its
@@ -63,6 +65,8 @@ func init() {
 		"spacer":    parseSpacer,
 		"pageBreak": parsePageBreak,
 		"columns":   parseColumns,
+		"markdown":  parseMarkdownComponent,
+		"toc":       parseTOC,
 		"chart":     parseChart,
 	}
 }
@@ -171,6 +175,9 @@ func (c *compiler) parseComponent(path string, raw json.RawMessage, d depth) *co
 		if b, ok := c.boolean(at.o, at.path, "keepTogether"); ok && b {
 			comp.keepTogether = true
 		}
+		if a := c.parseAnchor(at.o, at.path); a != "" {
+			comp.anchor = a
+		}
 	}
 	c.styles |= comp.elem.fontStyles()
 	return comp
@@ -199,6 +206,7 @@ type textStyle struct {
 	align        string // fpdf alignment: "L", "C" or "R"
 	alignSet     bool   // align was given: right-to-left text is not aligned right by itself
 	family       string // font family; "" is the document's (or the engine's) default
+	link         string // PDF: the text is a link to this URL or #anchor
 }
 
 const defaultFontSize = 11
@@ -287,6 +295,7 @@ func (c *compiler) content(path string, props object) *textTemplate {
 type textElement struct {
 	content *textTemplate
 	style   textStyle
+	link    *textTemplate // "link": a URL or #anchor; nil for none
 	// orphans and widows are the fewest lines of the paragraph left at the
 	// bottom of a page and carried to the top of the next when it breaks.
 	orphans, widows int
@@ -312,15 +321,31 @@ func (c *compiler) lineCount(o object, path, key string) int {
 }
 
 func (e *textElement) fontStyles() fontStyle { return e.style.fontStyles() }
-func (e *textElement) refs() elementRefs     { return elementRefs{texts: []*textTemplate{e.content}} }
+func (e *textElement) refs() elementRefs     { return elementRefs{texts: withLink(e.content, e.link)} }
 
 func parseText(c *compiler, path string, props object, _ depth) element {
-	return &textElement{
+	e := &textElement{
 		content: c.content(path, props),
 		style:   c.parseStyle(path, props, textStyle{size: defaultFontSize, align: "L"}),
 		orphans: c.lineCount(props, path, "orphans"),
 		widows:  c.lineCount(props, path, "widows"),
+		link:    c.parseLink(props, path),
 	}
+	if md, ok := c.boolean(props, path, "markdown"); ok && md {
+		if e.link != nil {
+			c.add(path+".link", "cannot be used with \"markdown\": true; write the links in the Markdown")
+		}
+		return c.markdown(path, e.content, e.style)
+	}
+	return e
+}
+
+// withLink lists a text and its link template, when there is one.
+func withLink(content, link *textTemplate) []*textTemplate {
+	if link == nil {
+		return []*textTemplate{content}
+	}
+	return []*textTemplate{content, link}
 }
 
 // headingElement is larger bold text.
@@ -328,13 +353,14 @@ type headingElement struct {
 	content *textTemplate
 	level   int
 	style   textStyle
+	link    *textTemplate // "link": a URL or #anchor; nil for none
 	// keepWithNext keeps the heading on the page of what follows it, so a
 	// heading never ends a page.
 	keepWithNext bool
 }
 
 func (e *headingElement) fontStyles() fontStyle { return e.style.fontStyles() }
-func (e *headingElement) refs() elementRefs     { return elementRefs{texts: []*textTemplate{e.content}} }
+func (e *headingElement) refs() elementRefs     { return elementRefs{texts: withLink(e.content, e.link)} }
 
 func parseHeading(c *compiler, path string, props object, _ depth) element {
 	level := 1
@@ -348,7 +374,7 @@ func parseHeading(c *compiler, path string, props object, _ depth) element {
 	base := textStyle{size: headingSizes[level], bold: true, align: "L"}
 	st := c.parseStyle(path, props, base)
 	st.bold = true // a heading is bold whatever its style says
-	e := &headingElement{content: c.content(path, props), level: level, style: st, keepWithNext: true}
+	e := &headingElement{content: c.content(path, props), level: level, style: st, keepWithNext: true, link: c.parseLink(props, path)}
 	if b, ok := c.boolean(props, path, "keepWithNext"); ok {
 		e.keepWithNext = b
 	}

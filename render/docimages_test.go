@@ -44,6 +44,7 @@ var docPictures = []docPictureSpec{
 	{"layout-widows-orphans.png", "widows-orphans", 70, [][]crop{{{2, 15, 230, 180, 50, ""}, {3, 15, 15, 180, 30, ""}}, {{5, 15, 240, 180, 40, ""}, {6, 15, 15, 180, 30, ""}}}},
 	{"layout-totals.png", "table-totals", 70, [][]crop{{{1, 10, 10, 277, 190, ""}}, {{2, 10, 10, 277, 45, ""}}}},
 	{"locale-invoice.png", "invoice-de-DE", 80, [][]crop{{{1, 15, 15, 180, 84, ""}, {1, 15, 15, 180, 84, "invoice-en-IN"}}}},
+	{"markdown-toc.png", "markdown", 70, [][]crop{{{1, 15, 15, 180, 60, ""}, {2, 15, 15, 180, 60, ""}}, {{2, 15, 75, 180, 60, ""}, {2, 15, 135, 180, 60, ""}}}},
 	{"chart.png", "chart", 60, [][]crop{{{1, 15, 28, 180, 196, ""}}, {{2, 15, 15, 180, 100, ""}}}},
 	{"svg-showcase.png", "svg-showcase", 80, [][]crop{{{1, 12, 12, 186, 122, ""}}}},
 }

@@ -68,7 +68,10 @@ func TestExampleTemplates(t *testing.T) {
 			pages: 3,
 			wantPDF: []string{
 				"Folio Demo GmbH · Sales report November 2026", "Sales report November 2026",
-				"Change on last month 7.0%", "Region Orders Revenue Share", "DACH 1,012 €48,210.50 52.6%", "Ελλάδα 141 €6,120.75 6.7%",
+				"Change on last month 7.0%",
+				"November was driven by the Growth plan launch and strong demand in the DACH region",
+				"(regional figures). Refunds stayed below 3 % of revenue.",
+				"Region Orders Revenue Share", "DACH 1,012 €48,210.50 52.6%", "Ελλάδα 141 €6,120.75 6.7%",
 				"Confidential · Page 1 of 3",
 				"Daily sales", "Date Orders Revenue Refunds Net", "Sun 01.11. 81 €4,754.43 €93.86 €4,660.57",
 				"Top products", "1 FOL-002 Growth plan 160 €23,840.00", "Confidential · Page 3 of 3",

@@ -15,10 +15,11 @@ type imageElement struct {
 	lit           *literalImage // when src holds no placeholder
 	width, height float64       // millimetres; 0 when not given
 	align         string
+	link          *textTemplate // "link": a URL or #anchor; nil for none
 }
 
 func (e *imageElement) fontStyles() fontStyle { return 0 }
-func (e *imageElement) refs() elementRefs     { return elementRefs{texts: []*textTemplate{e.src}} }
+func (e *imageElement) refs() elementRefs     { return elementRefs{texts: withLink(e.src, e.link)} }
 
 func parseImage(c *compiler, path string, props object, _ depth) element {
 	e := &imageElement{src: &textTemplate{}}
@@ -54,6 +55,7 @@ func imageProps(c *compiler, path string, props object, e *imageElement) element
 	e.width = c.length(props, path, "width", 1, maxLength, 0)
 	e.height = c.length(props, path, "height", 1, maxLength, 0)
 	e.align = c.alignment(props, path)
+	e.link = c.parseLink(props, path)
 	return e
 }
 

@@ -65,11 +65,26 @@ type pdfWriter struct {
 	glyphs   []fpdf.ShowGlyph    // reused by drawText
 	counted  []countedLine       // lines showing the page count, drawn when it is known
 	bars     map[string][]bool   // barcode modules by value
+	links    *pdfLinks           // anchors, bookmarks and headings drawn (pdf_links.go)
+	tocIn    []heading           // the headings a table of contents lists: the last pass's
+}
+
+// headingsDrawn returns the headings the layout drew.
+func (p *pdfWriter) headingsDrawn() []heading {
+	if p.links == nil {
+		return nil
+	}
+	return p.links.headings
 }
 
 // MaxLayoutPasses bounds how often a document whose layout depends on its
 // own page count is laid out again to agree with it.
 const MaxLayoutPasses = 3
+
+// maxTOCPasses bounds the layout passes of a document with a table of
+// contents: one to find the headings, one to make room for them, one to
+// check, and one more should a page number's width move a line.
+const maxTOCPasses = 4
 
 func (t *Template) renderPDF(ctx context.Context, w io.Writer, values map[string]any, limits Limits, info docInfo) (Stats, error) {
 	var pages any
@@ -81,12 +96,27 @@ func (t *Template) renderPDF(ctx context.Context, w io.Writer, values map[string
 		pages = 0
 	}
 	var p *pdfWriter
-	err := t.layoutPDF(ctx, values, limits, info, pages, &p)
-	for pass := 1; err == nil && t.pagesInExpression && pass < MaxLayoutPasses; pass++ {
-		if n := p.f.PageNo(); pass > 1 && n == p.total {
+	err := t.layoutPDF(ctx, values, limits, info, pages, nil, &p)
+	passes := MaxLayoutPasses
+	if t.hasTOC {
+		// A table of contents lists the headings of the pass before: the
+		// first pass finds them, the next ones until the list agrees
+		// with the pages (the contents take room, moving what follows).
+		passes = maxTOCPasses
+	}
+	for pass := 1; err == nil && pass < passes; pass++ {
+		settled := !t.pagesInExpression || pass > 1 && p.f.PageNo() == p.total
+		if t.hasTOC && !sameHeadings(p.headingsDrawn(), p.tocIn) {
+			settled = false
+		}
+		if settled {
 			break
 		}
-		err = t.layoutPDF(ctx, values, limits, info, p.f.PageNo(), &p)
+		next := pages
+		if t.pagesInExpression {
+			next = p.f.PageNo()
+		}
+		err = t.layoutPDF(ctx, values, limits, info, next, p.headingsDrawn(), &p)
 	}
 	if err != nil {
 		return p.stats(0), err
@@ -113,7 +143,8 @@ func (t *Template) renderPDF(ctx context.Context, w io.Writer, values map[string
 	}
 	st := p.stats(int64(buf.Len()))
 	// The last pass was laid out with the count of the one before.
-	st.PagesUnsettled = t.pagesInExpression && p.f.PageNo() != p.total
+	st.PagesUnsettled = t.pagesInExpression && p.f.PageNo() != p.total ||
+		t.hasTOC && !sameHeadings(p.headingsDrawn(), p.tocIn)
 	return st, nil
 }
 
@@ -157,7 +188,7 @@ var errOutputTooLarge = errors.New("output too large")
 // layoutPDF draws every page into *out; pages is the "pages" value, or nil
 // to use fpdf's page-count alias. *out is set as soon as the writer exists,
 // so the figures reached are known when a limit stops the layout.
-func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits Limits, info docInfo, pages any, out **pdfWriter) error {
+func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits Limits, info docInfo, pages any, toc []heading, out **pdfWriter) error {
 	doc := t.doc
 	orientation := "P"
 	if doc.orientation == "landscape" {
@@ -179,6 +210,7 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 		qrs:     map[string][][]bool{},
 		fonts:   t.engine.fonts,
 		bars:    map[string][]bool{},
+		tocIn:   toc,
 	}
 	*out = p
 	if n, ok := pages.(int); ok {
@@ -420,27 +452,35 @@ func (p *pdfWriter) drawText(st textStyle, line text.Line, x, y, w float64, alig
 	}
 	p.f.SetTextColor(st.color[0], st.color[1], st.color[2])
 	baseline := y + lineHeight(st)/2 + 0.3*st.size*pointInMM
+	if st.link != "" {
+		p.linkArea(st.link, x, y, lw, lineHeight(st))
+	}
 	for i := range line.Runs {
 		r := &line.Runs[i]
-		p.glyphs = p.glyphs[:0]
-		var text []rune
-		seen := -1
-		for _, g := range r.Glyph {
-			if g.Cluster != seen {
-				text, seen = r.ClusterRunes(g), g.Cluster
-				if r.RTL && g.Runes > 1 {
-					// A ligature of right-to-left letters (lam-alef):
-					// readers spread its characters left to right over
-					// the glyph, then reorder the line by direction.
-					text = reverseRunes(text)
-				}
-			}
-			p.glyphs = append(p.glyphs, fpdf.ShowGlyph{ID: g.ID, Advance: float64(g.Advance), XOffset: float64(g.XOffset),
-				YOffset: float64(g.YOffset), Cluster: g.Cluster, Text: text})
-		}
-		p.f.ShowGlyphs(pdfFace{r.Face}, st.size, x, baseline, p.glyphs)
+		p.showRun(r, st.size, x, baseline)
 		x += float64(r.Width) * st.size / 1000 * pointInMM
 	}
+}
+
+// showRun draws the glyphs of one run at size from x on the baseline.
+func (p *pdfWriter) showRun(r *text.Run, size, x, baseline float64) {
+	p.glyphs = p.glyphs[:0]
+	var text []rune
+	seen := -1
+	for _, g := range r.Glyph {
+		if g.Cluster != seen {
+			text, seen = r.ClusterRunes(g), g.Cluster
+			if r.RTL && g.Runes > 1 {
+				// A ligature of right-to-left letters (lam-alef):
+				// readers spread its characters left to right over
+				// the glyph, then reorder the line by direction.
+				text = reverseRunes(text)
+			}
+		}
+		p.glyphs = append(p.glyphs, fpdf.ShowGlyph{ID: g.ID, Advance: float64(g.Advance), XOffset: float64(g.XOffset),
+			YOffset: float64(g.YOffset), Cluster: g.Cluster, Text: text})
+	}
+	p.f.ShowGlyphs(pdfFace{r.Face}, size, x, baseline, p.glyphs)
 }
 
 // pdfText makes text safe for fpdf's UTF-8 fonts: line breaks become "\n",

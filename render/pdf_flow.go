@@ -69,6 +69,8 @@ func (p *pdfWriter) collect(list []*component, env map[string]any, w float64) ([
 // is taller than the part that will be shown.
 func (p *pdfWriter) collectMarginal(list []*component, env map[string]any) ([]*box, error) {
 	s := &collectSink{p: p, maxH: p.maxMarginalHeight(), clip: true}
+	p.linksState().marginal = true
+	defer func() { p.linksState().marginal = false }()
 	err := p.walk(list, env, func(c *component, env map[string]any) error {
 		return p.layout(c, env, p.contentW, s)
 	})

@@ -14,11 +14,29 @@ import (
 // layout evaluates one component instance and hands its boxes, laid out
 // for width w, to s.
 func (p *pdfWriter) layout(c *component, env map[string]any, w float64, s sink) error {
+	if c.anchor != "" {
+		s = &markSink{sink: s, p: p, m: mark{anchor: c.anchor}}
+	}
 	switch e := c.elem.(type) {
 	case *textElement:
-		return p.layoutText(e.content, e.style, 0, textAfter, lineGlue{e.orphans, e.widows, false}, env, w, s)
+		st, err := p.linked(c, e.style, e.link, env)
+		if err != nil {
+			return err
+		}
+		return p.layoutText(e.content, st, 0, textAfter, lineGlue{e.orphans, e.widows, false}, env, w, s)
 	case *headingElement:
-		return p.layoutText(e.content, e.style, headingBefore, headingAfter, lineGlue{maxWidows, maxWidows, e.keepWithNext}, env, w, s)
+		st, err := p.linked(c, e.style, e.link, env)
+		if err != nil {
+			return err
+		}
+		if s, err = p.headingSink(e, env, s); err != nil {
+			return err
+		}
+		return p.layoutText(e.content, st, headingBefore, headingAfter, lineGlue{maxWidows, maxWidows, e.keepWithNext}, env, w, s)
+	case *markdownElement:
+		return p.layoutMarkdown(c, e, env, w, s)
+	case *tocElement:
+		return p.layoutTOC(e, env, w, s)
 	case *tableElement:
 		return p.layoutTable(c, e, env, w, s)
 	case *keyValueElement:
@@ -355,8 +373,15 @@ func (p *pdfWriter) layoutImage(c *component, e *imageElement, env map[string]an
 		bw, bh = bw*maxH/bh, maxH
 	}
 	off := place(e.align, w, bw)
+	link, err := p.resolveLink(c, e.link, env)
+	if err != nil {
+		return err
+	}
 	return s.add(&box{w: w, h: bh, after: blockAfter, draw: func(x, y float64) {
 		p.f.ImageOptions(name, x+off, y, bw, bh, false, fpdf.ImageOptions{ImageType: img.kind}, 0, "")
+		if link != "" {
+			p.linkArea(link, x+off, y, bw, bh)
+		}
 	}})
 }
 

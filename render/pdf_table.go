@@ -47,7 +47,7 @@ func (p *pdfWriter) layoutTable(c *component, e *tableElement, env map[string]an
 				texts[i] = pdfText(t)
 			}
 			// A header taller than a third of the page is cut to that.
-			return p.rowBoxes(texts, widths, hst, aligns, e.bordered, true, p.maxMarginalHeight())[:1], nil
+			return p.rowBoxes(texts, widths, hst, aligns, nil, e.bordered, true, p.maxMarginalHeight())[:1], nil
 		}
 		boxes, err := headerBoxes(env)
 		if err != nil {
@@ -101,6 +101,7 @@ func (p *pdfWriter) layoutTable(c *component, e *tableElement, env map[string]an
 	texts := make([]string, len(e.columns))
 	// A row that reads "page" is laid out again on the page it lands on.
 	rowsReadPage := e.rowsReadPage()
+	md := e.markdownColumns()
 	rowAgain := func(env map[string]any) ([]*box, error) {
 		texts := make([]string, len(e.columns))
 		for j, col := range e.columns {
@@ -110,7 +111,7 @@ func (p *pdfWriter) layoutTable(c *component, e *tableElement, env map[string]an
 			}
 			texts[j] = pdfText(col.format.display(v))
 		}
-		return p.rowBoxes(texts, widths, e.style, aligns, e.bordered, false, maxRow), nil
+		return p.rowBoxes(texts, widths, e.style, aligns, md, e.bordered, false, maxRow), nil
 	}
 	n := 0
 	for _, g := range groups {
@@ -136,7 +137,10 @@ func (p *pdfWriter) layoutTable(c *component, e *tableElement, env map[string]an
 					sub[j].add(typed)
 				}
 			}
-			boxes := p.rowBoxes(texts, widths, e.style, aligns, e.bordered, false, maxRow)
+			if err := checkMarkdownCells(c, e, texts); err != nil {
+				return err
+			}
+			boxes := p.rowBoxes(texts, widths, e.style, aligns, md, e.bordered, false, maxRow)
 			if rowsReadPage {
 				p.repaged(boxes, rowEnv, rowAgain)
 			}
@@ -237,7 +241,7 @@ func (p *pdfWriter) totalBoxes(e *tableElement, label string, aggs []*aggregate,
 	}
 	st := e.style
 	st.bold = true
-	return p.rowBoxes(texts, widths, st, aligns, e.bordered, grand, maxH)
+	return p.rowBoxes(texts, widths, st, aligns, nil, e.bordered, grand, maxH)
 }
 
 // tableFlow draws the "continued" rows of one table.
@@ -360,16 +364,23 @@ func copyEnv(env map[string]any, extra int) map[string]any {
 	return out
 }
 
-// rowBoxes lays out one table row. A row taller than maxH is split into
-// several boxes so that no part is taller than maxH.
-func (p *pdfWriter) rowBoxes(texts []string, widths []float64, st textStyle, aligns []string, bordered, header bool, maxH float64) []*box {
+// rowBoxes lays out one table row; md marks the columns whose text is
+// Markdown (nil: none). A row taller than maxH is split into several
+// boxes so that no part is taller than maxH.
+func (p *pdfWriter) rowBoxes(texts []string, widths []float64, st textStyle, aligns []string, md []bool, bordered, header bool, maxH float64) []*box {
 	lh := lineHeight(st)
 	cells := make([][]text.Line, len(texts))
+	looks := make([][]richLook, len(texts))
 	pads := make([]float64, len(texts))
 	lines := 1
 	for i, t := range texts {
 		pads[i] = min(cellPadX, widths[i]/6)
-		cells[i] = p.split(t, st, widths[i]-2*pads[i])
+		if i < len(md) && md[i] {
+			rt := p.rich(flatSpans(parseMarkdown(markdownText(t))), st)
+			cells[i], looks[i] = p.splitRich(rt, st, widths[i]-2*pads[i]), rt.looks
+		} else {
+			cells[i] = p.split(t, st, widths[i]-2*pads[i])
+		}
 		lines = max(lines, len(cells[i]))
 	}
 	per := lines
@@ -400,6 +411,10 @@ func (p *pdfWriter) rowBoxes(texts []string, widths []float64, st textStyle, ali
 					p.f.Rect(cx, y, cw, h, "D")
 				}
 				for k := from; k < to && k < len(cells[i]); k++ {
+					if looks[i] != nil {
+						p.drawRich(st, cells[i][k], looks[i], cx+pads[i], y+cellPadY+float64(k-from)*lh, cw-2*pads[i], aligns[i])
+						continue
+					}
 					p.drawText(st, cells[i][k], cx+pads[i], y+cellPadY+float64(k-from)*lh, cw-2*pads[i], aligns[i])
 				}
 				cx += cw

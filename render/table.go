@@ -63,6 +63,8 @@ type tableColumn struct {
 	source  string       // "formula" as written, resolved once every column is known
 	formula *cellFormula // XLSX: the cell's formula; its cached value is value
 	total   string       // "sum", "average", "count", "min" or "max"; "" for none
+	// markdown: the cells' text is Markdown ("markdown": true).
+	markdown bool
 }
 
 // Table defaults.
@@ -189,6 +191,12 @@ func (c *compiler) parseColumn(path string, raw []byte) *tableColumn {
 		col.source = f
 	}
 	col.total = c.oneOf(o, path, "total", "", totalFuncs...)
+	if md, ok := c.boolean(o, path, "markdown"); ok {
+		col.markdown = md
+		if md && col.format.numeric() {
+			c.add(path+".markdown", "cannot be used with a number or date format")
+		}
+	}
 	col.align = "L"
 	if col.format.numeric() {
 		col.align = "R"

@@ -37,6 +37,9 @@ type Template struct {
 	warnings []Issue
 	// fmt is the locale the template formats with and its translations.
 	fmt *formatting
+	// hasTOC is set when a table of contents lists the headings: the PDF
+	// is laid out until the pages it shows agree with the layout.
+	hasTOC bool
 }
 
 // compiler collects everything Compile learns and every problem it finds.
@@ -125,6 +128,7 @@ func (e *Engine) Compile(def Definition) (t *Template, err error) {
 	all := componentsOf(doc.sections)
 	t.pagesInExpression = componentsUsePages(all)
 	t.usesPages = componentsRead(all, "pages")
+	t.hasTOC = hasTOC(all)
 	for _, s := range append(t.headerSections[:len(t.headerSections):len(t.headerSections)], t.footerSections...) {
 		if s.on == onLast || s.on == onNotLast {
 			t.pagesInExpression = true

@@ -213,6 +213,8 @@ func rowBytes(r []xcell) int64 {
 		n += 40
 		if s, ok := c.v.(string); ok {
 			n += int64(len(s)) + int64(len(s))/8 // escapes
+		} else if runs, ok := c.v.([]excelize.RichTextRun); ok {
+			n += int64(len(runsText(runs)))*9/8 + 120*int64(len(runs)) // each run's font
 		} else {
 			n += 24
 		}
@@ -488,6 +490,9 @@ func (x *xlsxWriter) checkRow(r []xcell) error {
 	}
 	for _, c := range r {
 		str, ok := c.v.(string)
+		if runs, rich := c.v.([]excelize.RichTextRun); rich {
+			str, ok = runsText(runs), true
+		}
 		if !ok {
 			continue
 		}

@@ -26,6 +26,8 @@ func (x *xlsxWriter) layout(c *component, env map[string]any, out rowSink) error
 		return out.pageBreak()
 	case *columnsElement:
 		return x.columnRows(e, env, out)
+	case *markdownElement:
+		return x.markdownRows(c, e, env, out)
 	case *chartElement:
 		return x.chartRows(c, e, env, out)
 	}
@@ -165,6 +167,9 @@ func (x *xlsxWriter) tableRows(c *component, e *tableElement, env map[string]any
 					st.align = col.align
 				}
 				cells[j] = typedCell(v, col.format, st, fit)
+				if col.markdown {
+					cells[j] = markdownCell(formatValue(v), st, fit)
+				}
 				cells[j].formula = col.formula
 				if totals[j] != nil {
 					totals[j].add(cells[j].v)

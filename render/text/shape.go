@@ -38,6 +38,9 @@ type Run struct {
 	Glyph []Glyph
 	Text  []rune  // the whole paragraph, logical order; clusters index it
 	Width float32 // thousandths of an em
+	// Tag is the Tag of the Span the run comes from (LayoutSpans); 0 for
+	// plain text.
+	Tag int
 }
 
 // ClusterText returns the characters glyph g stands for.
@@ -284,14 +287,15 @@ func (w *worker) layoutParagraph(out []Line, para string, maxWidth float32) []Li
 	cfg := shaping.WrapConfig{Direction: dir, BreakPolicy: shaping.WhenNecessary, DisableTrailingWhitespaceTrim: true}
 	wrapped, _ := w.wrap.WrapParagraphF(cfg, fixed.Int26_6(maxWidth*64), text, shaping.NewSliceIterator(outs))
 	for _, l := range wrapped {
-		out = append(out, w.line(l, text, rtl))
+		out = append(out, w.line(l, text, rtl, nil))
 	}
 	return out
 }
 
 // line converts a wrapped go-text line into a Line in visual order,
 // leaving out trailing white space (it takes no room at a line's end).
-func (w *worker) line(l shaping.Line, text []rune, rtl bool) Line {
+// tags, when not nil, holds each rune's span tag.
+func (w *worker) line(l shaping.Line, text []rune, rtl bool, tags []int) Line {
 	if len(l) == 0 {
 		return Line{RTL: rtl}
 	}
@@ -315,6 +319,9 @@ func (w *worker) line(l shaping.Line, text []rune, rtl bool) Line {
 	for _, i := range order {
 		o := l[i]
 		run := Run{Face: w.back[o.Face], RTL: o.Direction.Progression() == di.TowardTopLeft, Text: text}
+		if o.Runes.Offset < len(tags) {
+			run.Tag = tags[o.Runes.Offset]
+		}
 		run.Glyph = make([]Glyph, 0, len(o.Glyphs))
 		for _, g := range o.Glyphs {
 			if g.ClusterIndex >= trim {

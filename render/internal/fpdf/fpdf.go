@@ -2438,6 +2438,13 @@ func (f *Fpdf) Bookmark(txtStr string, level int, y float64) {
 	f.outlines = append(f.outlines, outlineType{text: txtStr, level: level, y: y, p: f.PageNo(), prev: -1, last: -1, next: -1, first: -1})
 }
 
+// BookmarkUTF16 is Bookmark with a title always written as UTF-16 (Folio
+// change: text drawn with glyph fonts leaves no current UTF-8 font, and
+// Bookmark would write the title's UTF-8 bytes as PDFDocEncoding).
+func (f *Fpdf) BookmarkUTF16(txtStr string, level int, y float64) {
+	f.outlines = append(f.outlines, outlineType{text: utf8toutf16(txtStr), level: level, y: y, p: f.PageNo(), prev: -1, last: -1, next: -1, first: -1})
+}
+
 // Text prints a character string. The origin (x, y) is on the left of the
 // first character at the baseline. This method permits a string to be placed
 // precisely on the page, but it is usually easier to use Cell(), MultiCell()
@@ -4216,6 +4223,11 @@ func (f *Fpdf) putpages() {
 			var annots fmtBuffer
 			annots.printf("/Annots [")
 			for _, pl := range f.pageLinks[n] {
+				if pl.link != 0 && f.links[pl.link].page == 0 {
+					// Folio change: a link to a place never set (an anchor
+					// no component defines) is left out, not sent to page 0.
+					continue
+				}
 				annots.printf("<</Type /Annot /Subtype /Link /Rect [%.2f %.2f %.2f %.2f] /Border [0 0 0] ",
 					pl.x, pl.y, pl.x+pl.wd, pl.y-pl.ht)
 				if pl.link == 0 {
