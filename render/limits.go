@@ -125,6 +125,9 @@ type Options struct {
 	// Assets resolves image sources "asset:<ref>" (nil: a template naming
 	// an asset fails to render, saying so).
 	Assets AssetResolver
+	// PDF are a request's business PDF options (ParsePDFOptions): pdfa,
+	// watermark, encrypt, documentMetadata, over the schema's.
+	PDF PDFOptions
 }
 
 // Stats describes a finished document.

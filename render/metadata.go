@@ -57,6 +57,7 @@ type docInfo struct {
 	title, author, subject, keywords, language string
 	created                                    time.Time
 	assets                                     AssetResolver
+	biz                                        business // pdfa, watermark, encryption (business.go)
 }
 
 // info works out the document properties of one render: the schema's
@@ -93,5 +94,5 @@ func (t *Template) info(values map[string]any, opts Options, limits Limits) (doc
 	if in.created.IsZero() {
 		in.created = fixedDate
 	}
-	return in, nil
+	return in, t.resolveBusiness(&in, opts.PDF)
 }

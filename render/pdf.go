@@ -63,6 +63,7 @@ type pdfWriter struct {
 	glyphs   []fpdf.ShowGlyph    // reused by drawText
 	counted  []countedLine       // lines showing the page count, drawn when it is known
 	bars     map[string][]bool   // barcode modules by value
+	wm       *watermark          // stamped over the pages when they are done (watermark.go)
 }
 
 // MaxLayoutPasses bounds how often a document whose layout depends on its
@@ -186,7 +187,7 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 	p.contentW = p.pageW - p.m.left - p.m.right
 
 	f.SetCreationDate(info.created)
-	f.SetModificationDate(info.created)
+	f.SetModificationDate(info.biz.modified)
 	f.SetCatalogSort(true)
 	f.SetProducer("Folio", true)
 	f.SetCreator("Folio", true)
@@ -205,6 +206,9 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 	if info.language != "" {
 		f.SetLang(info.language)
 	}
+	if err := p.applyBusiness(info); err != nil {
+		return err
+	}
 	f.SetMargins(p.m.left, p.m.top, p.m.right)
 	f.SetAutoPageBreak(false, p.m.bottom)
 	f.SetCellMargin(0)
@@ -218,7 +222,7 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 		return fmt.Errorf("render: preparing PDF: %w", f.Error())
 	}
 
-	f.SetCloseHook(p.drawCounted)
+	f.SetCloseHook(func() { p.drawCounted(); p.drawWatermark() })
 	f.SetHeaderFuncMode(p.header, false)
 	f.SetFooterFunc(p.footer)
 
