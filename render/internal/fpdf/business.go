@@ -13,9 +13,11 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"strconv"
+	"time"
 )
 
 // businessType holds the settings of a PDF/A or encrypted document.
@@ -280,4 +282,19 @@ func hash2B(password, salt, udata []byte) []byte {
 		k = next.Sum(nil)
 	}
 	return k[:32]
+}
+
+// pdfDate writes t as a PDF date with its offset: D:20260101120000Z or
+// D:20260101120000+01'00'.
+func pdfDate(t time.Time) string {
+	s := "D:" + t.Format("20060102150405")
+	_, off := t.Zone()
+	if off == 0 {
+		return s + "Z"
+	}
+	sign := byte('+')
+	if off < 0 {
+		sign, off = '-', -off
+	}
+	return fmt.Sprintf("%s%c%02d'%02d'", s, sign, off/3600, off/60%60)
 }

@@ -4816,9 +4816,9 @@ func (f *Fpdf) putinfo() {
 	// Folio change: dates carry their offset ("Z" for UTC), so they agree
 	// with the XMP packet's (PDF/A).
 	creation := timeOrNow(f.creationDate)
-	f.outf("/CreationDate %s", f.textstring("D:"+creation.Format("20060102150405Z07'00'")))
+	f.outf("/CreationDate %s", f.textstring(pdfDate(creation)))
 	mod := timeOrNow(f.modDate)
-	f.outf("/ModDate %s", f.textstring("D:"+mod.Format("20060102150405Z07'00'")))
+	f.outf("/ModDate %s", f.textstring(pdfDate(mod)))
 }
 
 func (f *Fpdf) putcatalog() {
