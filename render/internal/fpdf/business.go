@@ -253,17 +253,19 @@ func hash2B(password, salt, udata []byte) []byte {
 	h.Write(salt)
 	h.Write(udata)
 	k := h.Sum(nil)
+	// K1 and E are at most 64 × (127 + 64 + 48) bytes; made once.
+	buf := make([]byte, 2*64*(len(password)+64+len(udata)))
 	var e []byte
 	for i := 0; i < 64 || int(e[len(e)-1]) > i-32; i++ {
 		unit := len(password) + len(k) + len(udata)
-		k1 := make([]byte, 0, 64*unit)
+		k1 := buf[:0]
 		for j := 0; j < 64; j++ {
 			k1 = append(k1, password...)
 			k1 = append(k1, k...)
 			k1 = append(k1, udata...)
 		}
 		block, _ := aes.NewCipher(k[:16])
-		e = make([]byte, len(k1))
+		e = buf[64*unit : 128*unit]
 		cipher.NewCBCEncrypter(block, k[16:32]).CryptBlocks(e, k1)
 		sum := 0
 		for _, b := range e[:16] {
@@ -279,7 +281,7 @@ func hash2B(password, salt, udata []byte) []byte {
 			next = sha512.New()
 		}
 		next.Write(e)
-		k = next.Sum(nil)
+		k = next.Sum(k[:0:0])
 	}
 	return k[:32]
 }
