@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -9,6 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"folio/app"
+	"folio/store"
 )
 
 // businessInvoice is a PDF/A-3b invoice template with document properties.
@@ -237,5 +243,53 @@ func TestBusinessPDFOptionsThroughAPI(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "job ended") {
 		t.Error("no log captured")
+	}
+}
+
+// TestPDFOptionsAfterRestart starts a server on jobs a previous process
+// accepted and never ran: one with a watermark runs with it (the options
+// are in its row), one to be encrypted fails, because its passwords were
+// only ever in the previous process's memory; it is never written
+// unencrypted.
+func TestPDFOptionsAfterRestart(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	s1 := startServerIn(t, data)
+	u := s1.signup("Restarter")
+	k := s1.must(200, "POST", "/api/api-keys", u.token, map[string]any{"name": "k"})
+	key, team := k.str("plainKey"), k.str("teamId")
+	tpl := s1.createTemplate(u.token, "Invoice", invoiceTemplate).str("id")
+	s1.Close()
+
+	db, err := store.Open(ctx, filepath.Join(data, "folio.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := func(options string) *app.Job {
+		return &app.Job{ID: app.NewID("job"), TeamID: team, TemplateID: tpl, Status: app.StatusPending, Format: "pdf", Priority: app.PrioritySingle,
+			Variables: json.RawMessage(`{"number":"R-1","customer":"Restart Ltd"}`), CreatedAt: time.Now().UTC(), PDFOptions: json.RawMessage(options)}
+	}
+	marked := job(`{"watermark":{"text":"RESTARTED"},"documentMetadata":{"title":"After restart"}}`)
+	secret := job(`{"encrypted":true}`)
+	if err := db.CreateJobs(ctx, nil, marked, secret); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	s2 := startServerIn(t, data)
+	got := s2.waitEnd(key, marked.ID)
+	if got.str("status") != "completed" {
+		t.Fatalf("watermarked job after restart: %s", got.raw)
+	}
+	_, _, pdf := s2.download(got.str("downloadUrl"))
+	if text, _ := poppler(t, pdf, "pdftotext", "-raw"); !strings.Contains(strings.Join(strings.Fields(text), ""), "RESTARTED") {
+		t.Errorf("watermark lost across the restart:\n%s", text)
+	}
+	if info, _ := poppler(t, pdf, "pdfinfo"); !strings.Contains(info, "Title:           After restart") {
+		t.Errorf("documentMetadata lost across the restart:\n%s", info)
+	}
+	got = s2.waitEnd(key, secret.ID)
+	if got.str("status") != "failed" || got.str("errorCode") != "ERR_JOB_005" || !strings.Contains(got.str("error"), "passwords") {
+		t.Errorf("encrypted job without its passwords: %s", got.raw)
 	}
 }

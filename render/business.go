@@ -417,9 +417,9 @@ func xmpPacket(in docInfo) []byte {
 	fmt.Fprintf(&b, "<xmp:CreateDate>%s</xmp:CreateDate>\n<xmp:ModifyDate>%s</xmp:ModifyDate>\n<xmp:MetadataDate>%s</xmp:MetadataDate>\n",
 		created.Format(layout), modified.Format(layout), modified.Format(layout))
 	b.WriteString("</rdf:Description>\n</rdf:RDF>\n</x:xmpmeta>\n")
-	// Room to edit the packet in place, as XMP writers leave.
-	b.WriteString(strings.Repeat(strings.Repeat(" ", 99)+"\n", 20))
-	b.WriteString(`<?xpacket end="w"?>`)
+	// No padding for in-place edits: every PDF carries the packet, and
+	// Folio never edits one in place.
+	b.WriteString(`<?xpacket end="r"?>`)
 	return b.Bytes()
 }
 
