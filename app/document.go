@@ -123,6 +123,7 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	s.keepSecrets(j.ID, pdfOpts)
 	if async {
 		if err := s.enqueue(ctx, j); err != nil {
+			s.pdfSecrets.Delete(j.ID)
 			return nil, err
 		}
 		return s.View(j), nil
@@ -135,6 +136,7 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	s.checked.Store(j.ID, checkedValues{ct, values})
 	defer s.checked.Delete(j.ID)
 	if err := s.enqueue(ctx, j); err != nil {
+		s.pdfSecrets.Delete(j.ID)
 		return nil, err
 	}
 	wait := s.GenerateWait

@@ -9,6 +9,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -384,4 +385,25 @@ func TestPDFOptionErrors(t *testing.T) {
 			t.Errorf("Compile issues %+v lack %s", se.Issues, p)
 		}
 	}
+}
+
+// FuzzParsePDFOptions: no request options make the parser or a render panic.
+func FuzzParsePDFOptions(f *testing.F) {
+	f.Add(`"2b"`, `{"text":"DRAFT","angle":45,"opacity":0.2}`, `{"userPassword":"x","permissions":["print"]}`, `{"title":"T","creationDate":"2026-01-01"}`)
+	f.Add(`"none"`, `false`, `{"ownerPassword":"o","permissions":[]}`, `{"language":"de-CH"}`)
+	f.Add(`null`, `{"image":"data:image/png;base64,iVBORw0KGgo=","pages":"last","position":"top-left"}`, `[]`, `"x"`)
+	tpl := MustCompile(f, Definition{Schema: json.RawMessage(`{"sections":[{"id":"s","components":[{"type":"text","props":{"content":"x"}}]}]}`)})
+	values, err := tpl.Values(map[string]any{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, pdfa, watermark, encrypt, meta string) {
+		o, err := ParsePDFOptions(PDFRequest{PDFA: json.RawMessage(pdfa), Watermark: json.RawMessage(watermark), Encrypt: json.RawMessage(encrypt), DocumentMetadata: json.RawMessage(meta)})
+		if err != nil {
+			return
+		}
+		if _, err := tpl.Render(context.Background(), io.Discard, PDF, values, Options{PDF: o}); err != nil && strings.Contains(err.Error(), "internal error") {
+			t.Fatalf("render: %v", err)
+		}
+	})
 }
