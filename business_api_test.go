@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"image"
+	"image/png"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -291,5 +293,34 @@ func TestPDFOptionsAfterRestart(t *testing.T) {
 	got = s2.waitEnd(key, secret.ID)
 	if got.str("status") != "failed" || got.str("errorCode") != "ERR_JOB_005" || !strings.Contains(got.str("error"), "passwords") {
 		t.Errorf("encrypted job without its passwords: %s", got.raw)
+	}
+}
+
+// TestImageWatermarkFromAsset stamps a team's uploaded image on the last page.
+func TestImageWatermarkFromAsset(t *testing.T) {
+	s := startServer(t)
+	u := s.signup("stamper")
+	key := s.createKey(u.token, nil)
+	img := image.NewNRGBA(image.Rect(0, 0, 60, 30))
+	for i := range img.Pix {
+		img.Pix[i] = 200
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	s.must(200, "POST", "/api/assets", u.token, map[string]any{"name": "seal", "contentBase64": b64(buf.Bytes())})
+	tpl := s.createTemplate(u.token, "Invoice", invoiceTemplate).str("id")
+	g := s.must(200, "POST", "/api/v1/documents/generate", key, map[string]any{"templateId": tpl, "format": "pdf",
+		"variables": map[string]any{"number": "W-1", "customer": "Seal Ltd"},
+		"watermark": map[string]any{"image": "asset:seal", "position": "bottom-right", "angle": 0, "width": 50, "pages": "last"}})
+	_, _, pdf := s.download(g.str("downloadUrl"))
+	if out, _ := poppler(t, pdf, "pdfimages", "-list"); !strings.Contains(out, "   60    30 ") {
+		t.Errorf("the seal is not in the PDF:\n%s", out)
+	}
+	r := s.do("POST", "/api/v1/documents/generate", key, map[string]any{"templateId": tpl, "format": "pdf",
+		"variables": map[string]any{"number": "W-2", "customer": "Seal Ltd"}, "watermark": map[string]any{"image": "asset:nope"}})
+	if r.status != 400 && r.status != 404 {
+		t.Errorf("an unknown asset: %d %s", r.status, r.raw)
 	}
 }

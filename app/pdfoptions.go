@@ -74,12 +74,10 @@ func (s *DocumentService) keepSecrets(jobID string, o render.PDFOptions) {
 // written unencrypted.
 func (s *DocumentService) jobPDFOptionsFor(j *Job, ct *render.Template) (render.PDFOptions, *Error) {
 	if held, ok := s.pdfSecrets.Load(j.ID); ok {
-		o := held.(render.PDFOptions)
-		o.DocumentID = j.ID
-		return o, nil
+		return held.(render.PDFOptions), nil
 	}
 	if len(j.PDFOptions) == 0 {
-		return render.PDFOptions{DocumentID: j.ID}, nil
+		return render.PDFOptions{}, nil
 	}
 	var stored jobPDFOptions
 	if err := json.Unmarshal(j.PDFOptions, &stored); err != nil {
@@ -97,7 +95,6 @@ func (s *DocumentService) jobPDFOptionsFor(j *Job, ct *render.Template) (render.
 		}
 		return o, &Error{Code: ECodeRenderFailed, Message: err.Error()}
 	}
-	o.DocumentID = j.ID
 	return o, nil
 }
 

@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -60,9 +59,6 @@ type PDFOptions struct {
 	// Draft stamps "DRAFT" on every page unless the template or the
 	// request sets a watermark (previews).
 	Draft bool
-	// DocumentID seeds the PDF's file identifier (a job id); "" derives
-	// it from the document's properties.
-	DocumentID string
 }
 
 // Encryption is a request's encrypt option.
@@ -120,7 +116,6 @@ type business struct {
 	pdfa      pdfaLevel
 	watermark *watermark
 	encrypt   *Encryption
-	id        []byte
 	modified  time.Time
 }
 
@@ -352,12 +347,6 @@ func (t *Template) resolveBusiness(in *docInfo, o PDFOptions) error {
 	if b.modified.IsZero() || b.modified.Before(in.created) {
 		b.modified = in.created
 	}
-	h := sha256.New()
-	for _, s := range []string{o.DocumentID, in.title, in.author, in.created.Format(time.RFC3339Nano)} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
-	}
-	b.id = h.Sum(nil)[:16]
 	return nil
 }
 
@@ -367,7 +356,8 @@ func (p *pdfWriter) applyBusiness(in docInfo) error {
 	b := in.biz
 	p.wm = b.watermark
 	p.f.SetXmpMetadata(xmpPacket(in))
-	p.f.SetDocumentID(b.id)
+	// The trailer ID is the hash of the document's body (fpdf): the same
+	// template and values give the same bytes.
 	if b.pdfa.part != 0 {
 		p.f.SetPDFA(icc.SRGB, "sRGB IEC61966-2.1")
 	}

@@ -51,7 +51,9 @@ func (f *Fpdf) SetPDFA(icc []byte, identifier string) {
 }
 
 // SetDocumentID sets the file identifier written in the trailer (both
-// halves); PDF/A and encryption need one.
+// halves). Without one, every document gets the first 16 bytes of the
+// SHA-256 of its body: the same document, the same ID (PDF/A and
+// encryption need one).
 func (f *Fpdf) SetDocumentID(id []byte) { f.biz.id = append([]byte(nil), id...) }
 
 // Permission bits of an encrypted document (ISO 32000-2, table 22).
@@ -73,13 +75,6 @@ func (f *Fpdf) SetEncryptionAES256(userPassword, ownerPassword string, perms uin
 		return err
 	}
 	f.biz.aes = a
-	if len(f.biz.id) == 0 {
-		id := make([]byte, 16)
-		if _, err := io.ReadFull(random, id); err != nil {
-			return err
-		}
-		f.biz.id = id
-	}
 	return nil
 }
 
@@ -136,8 +131,13 @@ func (f *Fpdf) putbusinesstrailer() {
 	if f.biz.aes != nil {
 		f.outf("/Encrypt %d 0 R", f.biz.aesObj)
 	}
-	if len(f.biz.id) > 0 && !f.protect.encrypted {
-		id := hex.EncodeToString(f.biz.id)
+	if !f.protect.encrypted {
+		raw := f.biz.id
+		if len(raw) == 0 {
+			sum := sha256.Sum256(f.buffer.Bytes())
+			raw = sum[:16]
+		}
+		id := hex.EncodeToString(raw)
 		f.outf("/ID [<%s><%s>]", id, id)
 	}
 }
