@@ -69,9 +69,13 @@ func pdfaViolations(t *testing.T, pdf []byte, part, conformance string) string {
 
 func TestBusinessPDFOptionsThroughAPI(t *testing.T) {
 	var logs syncBuffer
-	s := startMain(t, &Main{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	u := s.signup("archivist")
+	rcv := startReceiver(t, false)
+	s := startMain(t, &Main{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, func(c *Config) {
+		c.WebhookAllowPrivate, c.WebhookCA = true, rcv.caFile
+	})
+	u := s.verifiedUser("archivist")
 	key := s.createKey(u.token, nil)
+	s.must(200, "POST", "/api/v1/webhook-subscriptions", key, map[string]any{"url": rcv.url, "events": []string{"document.generated", "document.failed"}})
 	tpl := s.createTemplate(u.token, "Archived invoice", businessInvoice)
 	id := tpl.str("id")
 	vars := map[string]any{"number": "2026-0042", "customer": "Müller AG"}
@@ -225,7 +229,18 @@ func TestBusinessPDFOptionsThroughAPI(t *testing.T) {
 		}
 	})
 
-	// No password anywhere: job rows (the database and its WAL), files, logs.
+	// No password anywhere: webhooks, job rows (the database and its WAL), files, logs.
+	hooks := rcv.waitFor(5, 20*time.Second) // two single, one async, two batch documents
+	if len(hooks) < 5 {
+		t.Errorf("%d webhooks, want 5", len(hooks))
+	}
+	for _, h := range hooks {
+		for _, pw := range []string{userPW, ownerPW, batchPW} {
+			if bytes.Contains(h.body, []byte(pw)) {
+				t.Errorf("a webhook holds the password %s: %s", pw, h.body)
+			}
+		}
+	}
 	filepath.WalkDir(s.Config.Data, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil
