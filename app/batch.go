@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"folio/render"
 )
 
 // Batch limits (SPEC.md, Payload limits) and the size above which a batch
@@ -48,6 +50,9 @@ type BatchInput struct {
 	Version json.RawMessage `json:"version"`
 	// Locale overrides the template schema's locale for every document.
 	Locale string `json:"locale"`
+	// PDFRequest holds pdfa, watermark, encrypt and documentMetadata for
+	// every document; a document's own encrypt and documentMetadata win.
+	render.PDFRequest
 }
 
 // BatchDocument is one document of a batch request.
@@ -55,6 +60,10 @@ type BatchDocument struct {
 	Variables json.RawMessage `json:"variables"`
 	Filename  string          `json:"filename"`
 	Metadata  json.RawMessage `json:"metadata"`
+	// Encrypt and DocumentMetadata replace the batch's for this document
+	// (a payslip with its employee's password).
+	Encrypt          json.RawMessage `json:"encrypt,omitempty"`
+	DocumentMetadata json.RawMessage `json:"documentMetadata,omitempty"`
 }
 
 // BatchView is the batch object of the API.
@@ -113,6 +122,7 @@ func (s *DocumentService) GenerateBatch(ctx context.Context, in BatchInput) (*Ba
 	now := s.Now().UTC().Truncate(time.Millisecond) // as stored
 	b := &Batch{ID: NewID("bat"), TeamID: p.TeamID, TemplateID: t.ID, Format: in.Format, Status: "processing", Total: n, CreatedAt: now}
 	jobs := make([]*Job, n)
+	opts := make([]render.PDFOptions, n)
 	for i, d := range in.Documents {
 		at := func(e error) error {
 			if ae, ok := e.(*Error); ok {
@@ -137,13 +147,25 @@ func (s *DocumentService) GenerateBatch(ctx context.Context, in BatchInput) (*Ba
 		if _, err := ct.Values(vars); err != nil {
 			return nil, at(variableError(err))
 		}
+		pdfOpts, err := batchPDFOptions(in, i, d, ct)
+		if err != nil {
+			return nil, at(err)
+		}
+		opts[i] = pdfOpts
 		jobs[i] = &Job{
 			ID: NewID("job"), TeamID: p.TeamID, TemplateID: t.ID, TemplateVersion: t.StateVersion, BatchID: b.ID, Status: StatusPending, Format: in.Format,
 			Filename: cleanFilename(d.Filename), Metadata: d.Metadata, Variables: d.Variables, Priority: priority,
 			APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: now, RequestID: RequestIDFrom(ctx), Locale: in.Locale,
+			PDFOptions: storedPDFOptions(in.pdfRequest(d)),
 		}
 	}
+	for i, j := range jobs {
+		s.keepSecrets(j.ID, opts[i])
+	}
 	if err := s.Batches.CreateBatch(ctx, charge, b, jobs); err != nil {
+		for _, j := range jobs {
+			s.pdfSecrets.Delete(j.ID)
+		}
 		return nil, err
 	}
 	if err := s.queue(ctx, jobs); err != nil {
@@ -253,7 +275,11 @@ func (s *DocumentService) DryRunBatch(ctx context.Context, in BatchInput) (*Batc
 				Message: fmt.Sprintf("not checked: the dry run took longer than %s", BatchDryRunTime)})
 		} else {
 			vars, _ := decodeObject("variables", d.Variables)
-			c, err := s.dryRender(deadline, t, ct, in.Format, vars)
+			pdfOpts, err := batchPDFOptions(in, i, d, ct)
+			if err != nil {
+				return nil, err
+			}
+			c, err := s.dryRender(deadline, t, ct, in.Format, vars, pdfOpts)
 			if err != nil && ctx.Err() != nil {
 				return nil, ctx.Err()
 			}

@@ -60,6 +60,9 @@ type DocumentService struct {
 	mu      sync.Mutex
 	waiters map[string][]chan *Job
 	active  map[string]bool // ids of the jobs this process runs now (under mu)
+	// pdfSecrets holds the checked PDF options of jobs that encrypt, by
+	// job id, until they end: passwords are never stored (pdfoptions.go).
+	pdfSecrets sync.Map
 
 	draining chan struct{} // closed when the workers stop
 	running  atomic.Int32  // live workers
@@ -79,6 +82,8 @@ type GenerateInput struct {
 	// Locale overrides the template schema's locale (a BCP 47 tag such as
 	// de-DE): numbers, money, dates and translations follow it.
 	Locale string `json:"locale"`
+	// PDFRequest holds pdfa, watermark, encrypt and documentMetadata.
+	render.PDFRequest
 }
 
 var badFilename = regexp.MustCompile(`[^\p{L}\p{N} ._()\-]+`)
@@ -104,14 +109,21 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	if err != nil {
 		return nil, variableError(err)
 	}
+	pdfOpts, err := pdfOptions(in.PDFRequest, in.Format, ct)
+	if err != nil {
+		return nil, err
+	}
 	now := s.Now().UTC().Truncate(time.Millisecond) // as stored: the answer matches later reads
 	j := &Job{
 		ID: NewID("job"), TeamID: p.TeamID, TemplateID: t.ID, TemplateVersion: t.StateVersion, Status: StatusPending, Format: in.Format,
 		Filename: cleanFilename(in.Filename), Metadata: in.Metadata, Variables: in.Variables,
 		Priority: PrioritySingle, APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: now, Locale: in.Locale,
+		PDFOptions: storedPDFOptions(in.PDFRequest),
 	}
+	s.keepSecrets(j.ID, pdfOpts)
 	if async {
 		if err := s.enqueue(ctx, j); err != nil {
+			s.pdfSecrets.Delete(j.ID)
 			return nil, err
 		}
 		return s.View(j), nil
@@ -124,6 +136,7 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	s.checked.Store(j.ID, checkedValues{ct, values})
 	defer s.checked.Delete(j.ID)
 	if err := s.enqueue(ctx, j); err != nil {
+		s.pdfSecrets.Delete(j.ID)
 		return nil, err
 	}
 	wait := s.GenerateWait

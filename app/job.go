@@ -58,6 +58,9 @@ type Job struct {
 	// Locale is the request's locale override; "" renders in the
 	// template's own.
 	Locale string
+	// PDFOptions are the request's business PDF options without their
+	// secrets (jobPDFOptions, JSON); nil: the template's own.
+	PDFOptions json.RawMessage
 }
 
 // JobResult is what a worker records when a job ends.

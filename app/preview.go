@@ -142,6 +142,9 @@ type PreviewInput struct {
 	Variables json.RawMessage `json:"variables"`
 	Format    string          `json:"format"`
 	Locale    string          `json:"locale"` // overrides the schema's locale
+	// PDFRequest holds pdfa, watermark, encrypt and documentMetadata; a
+	// preview is stamped DRAFT unless a watermark is set (false: none).
+	render.PDFRequest
 }
 
 // PreviewDefinitionInput is the body of POST /api/templates/preview: a
@@ -153,6 +156,7 @@ type PreviewDefinitionInput struct {
 	Variables json.RawMessage     `json:"variables"`
 	Format    string              `json:"format"`
 	Locale    string              `json:"locale"` // overrides the schema's locale
+	render.PDFRequest
 }
 
 // Preview renders a template without recording a job, charging quota or
@@ -182,8 +186,15 @@ func (s *DocumentService) Preview(ctx context.Context, ref string, in PreviewInp
 	if err != nil {
 		return nil, render.Stats{}, err
 	}
+	pdfOpts, err := pdfOptions(in.PDFRequest, format, ct)
+	if err != nil {
+		return nil, render.Stats{}, err
+	}
+	pdfOpts.Draft = true
 	p, _ := PrincipalFrom(ctx)
-	return s.renderPreview(ctx, ct, format, vars, s.documentOptions(ctx, t, p.TeamID, s.Now(), true))
+	opts := s.documentOptions(ctx, t, p.TeamID, s.Now(), true)
+	opts.PDF = pdfOpts
+	return s.renderPreview(ctx, ct, format, vars, opts)
 }
 
 // PreviewDefinition renders a definition that is not stored: what an editor
@@ -222,6 +233,10 @@ func (s *DocumentService) PreviewDefinition(ctx context.Context, in PreviewDefin
 		opts.Assets = s.Templates.assetResolver(ctx, p.TeamID)
 		opts.Fetch = s.Templates.Images.Resolver(p.TeamID) // the same guard as jobs
 	}
+	if opts.PDF, err = pdfOptions(in.PDFRequest, format, ct); err != nil {
+		return nil, render.Stats{}, err
+	}
+	opts.PDF.Draft = true
 	return s.renderPreview(ctx, ct, format, vars, opts)
 }
 
@@ -356,7 +371,11 @@ func (s *DocumentService) DryRun(ctx context.Context, in GenerateInput) (*DryRun
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.dryRender(ctx, t, ct, in.Format, vars)
+	pdfOpts, err := pdfOptions(in.PDFRequest, in.Format, ct)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.dryRender(ctx, t, ct, in.Format, vars, pdfOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +394,7 @@ type documentCheck struct {
 // dryRender validates the variables and renders the document as a job
 // would, keeping only its figures. The error is for the caller's own
 // context ending; everything wrong with the document is in the check.
-func (s *DocumentService) dryRender(ctx context.Context, t *Template, ct *render.Template, format string, vars map[string]any) (documentCheck, error) {
+func (s *DocumentService) dryRender(ctx context.Context, t *Template, ct *render.Template, format string, vars map[string]any, pdf render.PDFOptions) (documentCheck, error) {
 	c := documentCheck{Errors: []DryRunIssue{}, Warnings: undeclaredVariables(t, vars)}
 	values, err := ct.Values(vars)
 	if err != nil {
@@ -397,7 +416,9 @@ func (s *DocumentService) dryRender(ctx context.Context, t *Template, ct *render
 	if p, err := PrincipalFrom(ctx); err == nil {
 		teamID = p.TeamID
 	}
-	st, err := ct.Render(ctx, io.Discard, render.Format(format), values, s.documentOptions(ctx, t, teamID, s.Now(), true))
+	opts := s.documentOptions(ctx, t, teamID, s.Now(), true)
+	opts.PDF = pdf
+	st, err := ct.Render(ctx, io.Discard, render.Format(format), values, opts)
 	c.Predicted = Prediction{Pages: st.Pages, Images: st.Images, Rows: st.Rows, Sheets: st.Sheets, Bytes: st.Bytes}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -369,6 +369,7 @@ func (s *DocumentService) process(run context.Context, e *QueueEntry) error {
 		s.Webhooks.Dispatch(ctx, out.Events)
 	}
 	if out.Ended {
+		s.pdfSecrets.Delete(j.ID)
 		s.notify(j.ID, out.Job)
 		s.Metrics.DocumentEnded(j.Format, res.Status, time.Since(start))
 		s.logger().Info("job ended", "job", j.ID, "team", j.TeamID, "status", res.Status, "format", j.Format,
@@ -414,11 +415,17 @@ func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
 			return fail(e.Code, e.Message, e.Info)
 		}
 	}
+	pdfOpts, perr := s.jobPDFOptionsFor(j, ct)
+	if perr != nil {
+		return fail(perr.Code, perr.Message, perr.Info)
+	}
 	// The engine applies the timeout once the render's memory is reserved:
 	// a job waiting behind other renders does not time out for it.
 	timeout := s.renderTimeout(j.Format)
 	var buf bytes.Buffer
-	if _, err := ct.Render(ctx, &buf, render.Format(j.Format), values, s.documentOptions(ctx, t, j.TeamID, j.CreatedAt, false)); err != nil {
+	opts := s.documentOptions(ctx, t, j.TeamID, j.CreatedAt, false)
+	opts.PDF = pdfOpts
+	if _, err := ct.Render(ctx, &buf, render.Format(j.Format), values, opts); err != nil {
 		e := renderError(err, timeout)
 		return fail(e.Code, e.Message, e.Info)
 	}

@@ -309,3 +309,42 @@ func BenchmarkRenderChartReport(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) { benchmarkRender(b, c.tpl, c.input, c.format) })
 	}
 }
+
+// BenchmarkRenderInvoicePDFBusiness renders the invoice of
+// BenchmarkRenderInvoicePDF with each business PDF option alone, so each
+// one's cost per document is its time minus the "none" case's
+// (docs/performance.md, Business PDF options).
+func BenchmarkRenderInvoicePDFBusiness(b *testing.B) {
+	tpl := MustCompile(b, invoiceDefinition())
+	input := invoiceInput(20)
+	for _, bc := range []struct {
+		name string
+		req  PDFRequest
+	}{
+		{"none", PDFRequest{}},
+		{"metadata", PDFRequest{DocumentMetadata: json.RawMessage(`{"title":"Invoice 2024-0042","author":"Folio GmbH","subject":"Invoice","keywords":"invoice","language":"de-DE"}`)}},
+		{"pdfa-3b", PDFRequest{PDFA: json.RawMessage(`"3b"`)}},
+		{"watermark", PDFRequest{Watermark: json.RawMessage(`{"text":"COPY"}`)}},
+		{"encrypt", PDFRequest{Encrypt: json.RawMessage(`{"userPassword":"secret","ownerPassword":"owner","permissions":["print"]}`)}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			o, err := ParsePDFOptions(bc.req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			var buf bytes.Buffer
+			for b.Loop() {
+				values, err := tpl.Values(input)
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf.Reset()
+				if _, err := tpl.Render(context.Background(), &buf, PDF, values, Options{PDF: o}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(buf.Len()), "bytes/doc")
+		})
+	}
+}

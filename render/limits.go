@@ -129,6 +129,9 @@ type Options struct {
 	// drawing one fails to render, saying so). render never reaches the
 	// network itself: the caller guards addresses, time and size.
 	Fetch ImageFetcher
+	// PDF are a request's business PDF options (ParsePDFOptions): pdfa,
+	// watermark, encrypt, documentMetadata, over the schema's.
+	PDF PDFOptions
 }
 
 // Stats describes a finished document.

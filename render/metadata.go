@@ -58,6 +58,7 @@ type docInfo struct {
 	created                                    time.Time
 	assets                                     AssetResolver
 	fetch                                      ImageFetcher
+	biz                                        business // pdfa, watermark, encryption (business.go)
 }
 
 // info works out the document properties of one render: the schema's
@@ -95,5 +96,5 @@ func (t *Template) info(values map[string]any, opts Options, limits Limits) (doc
 	if in.created.IsZero() {
 		in.created = fixedDate
 	}
-	return in, nil
+	return in, t.resolveBusiness(&in, opts.PDF)
 }

@@ -67,6 +67,7 @@ type pdfWriter struct {
 	bars     map[string][]bool   // barcode modules by value
 	links    *pdfLinks           // anchors, bookmarks and headings drawn (pdf_links.go)
 	tocIn    []heading           // the headings a table of contents lists: the last pass's
+	wm       *watermark          // stamped over the pages when they are done (watermark.go)
 }
 
 // headingsDrawn returns the headings the layout drew.
@@ -221,7 +222,7 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 	p.contentW = p.pageW - p.m.left - p.m.right
 
 	f.SetCreationDate(info.created)
-	f.SetModificationDate(info.created)
+	f.SetModificationDate(info.biz.modified)
 	f.SetCatalogSort(true)
 	f.SetProducer("Folio", true)
 	f.SetCreator("Folio", true)
@@ -240,6 +241,9 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 	if info.language != "" {
 		f.SetLang(info.language)
 	}
+	if err := p.applyBusiness(info); err != nil {
+		return err
+	}
 	f.SetMargins(p.m.left, p.m.top, p.m.right)
 	f.SetAutoPageBreak(false, p.m.bottom)
 	f.SetCellMargin(0)
@@ -253,7 +257,7 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 		return fmt.Errorf("render: preparing PDF: %w", f.Error())
 	}
 
-	f.SetCloseHook(p.drawCounted)
+	f.SetCloseHook(func() { p.drawCounted(); p.drawWatermark() })
 	f.SetHeaderFuncMode(p.header, false)
 	f.SetFooterFunc(p.footer)
 

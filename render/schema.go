@@ -14,8 +14,9 @@ type document struct {
 	orientation string // "portrait" or "landscape"
 	margins     margins
 	sections    []*section
-	metadata    *docMetadata // "metadata": document properties; nil when absent
-	fontFamily  string       // "fontFamily": the default family; "" the engine's
+	metadata    *docMetadata    // "metadata": document properties; nil when absent
+	business    businessOptions // "pdfa", "watermark" (business.go)
+	fontFamily  string          // "fontFamily": the default family; "" the engine's
 	// missingGlyphs is "warn" or "error": what a character no font draws is.
 	missingGlyphs string
 }
@@ -230,6 +231,7 @@ func (c *compiler) parseSchema(raw json.RawMessage) *document {
 	}
 	doc.metadata = c.parseMetadata(o)
 	c.parsePalette(o)
+	doc.business = c.parseBusiness(o)
 	doc.missingGlyphs = c.oneOf(o, "schema", "missingGlyphs", missingWarn, missingWarn, missingError)
 	if fam, ok := c.str(o, "schema", "fontFamily"); ok {
 		c.family = c.checkFamily("schema.fontFamily", fam)

@@ -17,16 +17,17 @@ var _ app.JobStore = (*DB)(nil)
 
 const jobCols = `id, team_id, template_id, batch_id, status, format, filename, metadata, variables, priority, error, error_code,
 	error_info, file_path, file_size, api_key_id, created_by, attempts, created_at, started_at, completed_at, expires_at, duration_ms,
-	template_version, request_id, crashes, locale`
+	template_version, request_id, crashes, locale, pdf_options`
 
 func scanJob(row scanner) (*app.Job, error) {
 	var j app.Job
 	var meta, vars, info sql.NullString
+	var pdfOpts string
 	var created int64
 	var started, completed, expires, duration, version sql.NullInt64
 	err := row.Scan(&j.ID, &j.TeamID, &j.TemplateID, &j.BatchID, &j.Status, &j.Format, &j.Filename, &meta, &vars, &j.Priority,
 		&j.Error, &j.ErrorCode, &info, &j.FilePath, &j.FileSize, &j.APIKeyID, &j.CreatedBy, &j.Attempts, &created,
-		&started, &completed, &expires, &duration, &version, &j.RequestID, &j.Crashes, &j.Locale)
+		&started, &completed, &expires, &duration, &version, &j.RequestID, &j.Crashes, &j.Locale, &pdfOpts)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, app.ErrNotFound(app.ECodeJobNotFound, "job")
 	} else if err != nil {
@@ -37,6 +38,9 @@ func scanJob(row scanner) (*app.Job, error) {
 	}
 	if vars.Valid {
 		j.Variables = json.RawMessage(vars.String)
+	}
+	if pdfOpts != "" {
+		j.PDFOptions = json.RawMessage(pdfOpts)
 	}
 	if info.Valid {
 		_ = json.Unmarshal([]byte(info.String), &j.ErrorInfo)
@@ -77,10 +81,10 @@ func insertJobs(ctx context.Context, tx *Tx, jobs []*app.Job) error {
 		if j.ErrorInfo != nil {
 			info = mustJSON(j.ErrorInfo)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
 			nullJSON(j.Metadata), nullJSON(j.Variables), j.Priority, j.Error, j.ErrorCode, info, j.FilePath, j.FileSize,
 			j.APIKeyID, j.CreatedBy, j.Attempts, ms(j.CreatedAt), msPtr(j.StartedAt), msPtr(j.CompletedAt), msPtr(j.ExpiresAt), j.DurationMS,
-			j.TemplateVersion, j.RequestID, j.Crashes, j.Locale); err != nil {
+			j.TemplateVersion, j.RequestID, j.Crashes, j.Locale, string(j.PDFOptions)); err != nil {
 			return err
 		}
 	}

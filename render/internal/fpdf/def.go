@@ -663,6 +663,7 @@ type Fpdf struct {
 	transformNest    int                        // Number of active transformation contexts
 	err              error                      // Set if error occurs during life cycle of instance
 	protect          protectType                // document protection structure
+	biz              businessType               // PDF/A and AES-256 encryption (Folio addition)
 	layer            layerRecType               // manages optional layers in document
 	catalogSort      bool                       // sort resource catalogs in document
 	nJs              int                        // JavaScript object number

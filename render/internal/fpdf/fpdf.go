@@ -3872,6 +3872,9 @@ func (f *Fpdf) escape(s string) string {
 
 // textstring formats a text string
 func (f *Fpdf) textstring(s string) string {
+	if f.biz.aes != nil {
+		return f.encryptedString(s)
+	}
 	if f.protect.encrypted {
 		b := []byte(s)
 		f.protect.rc4(uint32(f.n), &b)
@@ -4004,6 +4007,9 @@ func (f *Fpdf) putstream(b []byte) {
 	if f.protect.encrypted {
 		b = append([]byte(nil), b...) // b may be shared (cached font subsets)
 		f.protect.rc4(uint32(f.n), &b)
+	}
+	if f.biz.aes != nil {
+		b = f.encryptStream(b)
 	}
 	f.out("stream")
 	f.outbytes(b) // without upstream's copy to a string
@@ -4228,7 +4234,7 @@ func (f *Fpdf) putpages() {
 					// no component defines) is left out, not sent to page 0.
 					continue
 				}
-				annots.printf("<</Type /Annot /Subtype /Link /Rect [%.2f %.2f %.2f %.2f] /Border [0 0 0] ",
+				annots.printf("<</Type /Annot /Subtype /Link /F 4 /Rect [%.2f %.2f %.2f %.2f] /Border [0 0 0] ",
 					pl.x, pl.y, pl.x+pl.wd, pl.y-pl.ht)
 				if pl.link == 0 {
 					annots.printf("/A <</S /URI /URI %s>>>>", f.textstring(pl.linkStr))
@@ -4824,17 +4830,19 @@ func (f *Fpdf) putinfo() {
 	if len(f.creator) > 0 {
 		f.outf("/Creator %s", f.textstring(f.creator))
 	}
+	// Folio change: dates carry their offset ("Z" for UTC), so they agree
+	// with the XMP packet's (PDF/A).
 	creation := timeOrNow(f.creationDate)
-	f.outf("/CreationDate %s", f.textstring("D:"+creation.Format("20060102150405")))
+	f.outf("/CreationDate %s", f.textstring(pdfDate(creation)))
 	mod := timeOrNow(f.modDate)
-	f.outf("/ModDate %s", f.textstring("D:"+mod.Format("20060102150405")))
+	f.outf("/ModDate %s", f.textstring(pdfDate(mod)))
 }
 
 func (f *Fpdf) putcatalog() {
 	f.out("/Type /Catalog")
 	f.out("/Pages 1 0 R")
 	if f.lang != "" {
-		f.outf("/Lang (%s)", f.lang)
+		f.outf("/Lang %s", f.textstring(f.lang))
 	}
 	switch f.zoomMode {
 	case "fullpage":
@@ -4879,10 +4887,14 @@ func (f *Fpdf) putcatalog() {
 	// Embedded files
 	f.outf("/EmbeddedFiles %s", f.getEmbeddedFiles())
 	f.out(">>")
+	f.putbusinesscatalog()
 }
 
 func (f *Fpdf) putheader() {
 	f.outf("%%PDF-%s", f.pdfVersion)
+	// Folio addition: a comment of bytes over 127 marks the file binary
+	// (PDF/A requires it).
+	f.out("%\xe2\xe3\xcf\xd3")
 }
 
 func (f *Fpdf) puttrailer() {
@@ -4893,6 +4905,7 @@ func (f *Fpdf) puttrailer() {
 		f.outf("/Encrypt %d 0 R", f.protect.objNum)
 		f.out("/ID [()()]")
 	}
+	f.putbusinesstrailer()
 }
 
 func (f *Fpdf) putxmp() {
@@ -4900,6 +4913,7 @@ func (f *Fpdf) putxmp() {
 		return
 	}
 	f.newobj()
+	f.biz.xmpObj = f.n
 	f.outf("<< /Type /Metadata /Subtype /XML /Length %d >>", len(f.xmp))
 	f.putstream(f.xmp)
 	f.out("endobj")
@@ -4974,6 +4988,7 @@ func (f *Fpdf) enddoc() {
 	}
 	// Bookmarks
 	f.putbookmarks()
+	f.putbusiness()
 	// Metadata
 	f.putxmp()
 	// 	Info

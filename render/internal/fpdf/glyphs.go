@@ -201,7 +201,7 @@ func (f *Fpdf) putGlyphFonts() {
 			w.WriteString(strconv.Itoa(g.font.Advance(old)))
 		}
 		w.WriteString("]]")
-		f.outf("<</Type /Font /Subtype /CIDFontType2 /BaseFont /%s /CIDSystemInfo <</Registry (Adobe) /Ordering (Identity) /Supplement 0>> /FontDescriptor %d 0 R /CIDToGIDMap /Identity /W %s>>", name, f.n+2, w.String())
+		f.outf("<</Type /Font /Subtype /CIDFontType2 /BaseFont /%s /CIDSystemInfo <</Registry %s /Ordering %s /Supplement 0>> /FontDescriptor %d 0 R /CIDToGIDMap /Identity /W %s>>", name, f.textstring("Adobe"), f.textstring("Identity"), f.n+2, w.String())
 		f.out("endobj")
 
 		f.newobj()
