@@ -161,10 +161,11 @@ var backfills = []backfill{
 // testHookBackfill, when set, is called after each chunk.
 var testHookBackfill func()
 
-// backfillChunk is how many source rows a chunk covers at most, give or
-// take the rest of its last day or hour (a 10M-job database: about 5 ms a
-// chunk).
-var backfillChunk = 2000
+// backfillChunk, when set (tests), is how many source rows every chunk
+// covers, give or take the rest of its last day or hour. Otherwise a
+// chunk starts at stepFirst rows and doubles or halves to take about
+// stepTarget, as the maintenance steps do.
+var backfillChunk = 0
 
 // BackfillRollups fills the roll-ups of migration 0019 from the rows that
 // existed before it, from where a previous run stopped, in transactions of
@@ -193,13 +194,17 @@ func (db *DB) backfill(ctx context.Context, b backfill, st *BackfillStats) error
 	if err := db.read.QueryRowContext(ctx, `SELECT team_id, slot, done FROM rollup_backfill WHERE name = ?`, b.name).Scan(&team, &slot, &done); err != nil {
 		return err
 	}
+	chunk := stepFirst
 	for !done {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if backfillChunk > 0 {
+			chunk = backfillChunk
+		}
 		var t1 string
 		var s1 int64
-		err := db.read.QueryRowContext(ctx, b.pick, team, slot, backfillChunk).Scan(&t1, &s1)
+		err := db.read.QueryRowContext(ctx, b.pick, team, slot, chunk).Scan(&t1, &s1)
 		switch {
 		case err == sql.ErrNoRows:
 			t1, s1, done = lastTeam, 0, true
@@ -232,7 +237,14 @@ func (db *DB) backfill(ctx context.Context, b backfill, st *BackfillStats) error
 		if err != nil {
 			return err
 		}
-		st.count(time.Since(t0))
+		d := time.Since(t0)
+		st.count(d)
+		switch {
+		case d < stepTarget/2 && n >= chunk:
+			chunk = min(chunk*2, stepMax)
+		case d > stepTarget*3/2:
+			chunk = max(chunk/2, stepMin)
+		}
 		st.Source[b.source] += n
 		for i, t := range b.tables {
 			if t != "" {
