@@ -375,10 +375,10 @@ func (m *Main) backfillRollups(ctx context.Context) {
 		}
 		args := []any{"transactions", st.Transactions, "longest_ms", float64(st.Longest.Microseconds()) / 1000,
 			"over_50ms", st.Slow, "duration_ms", st.Duration.Milliseconds()}
-		for _, t := range []string{"job_stats", "webhook_deliveries"} {
+		for _, t := range []string{"job_stats", "webhook_deliveries", "jobs"} {
 			args = append(args, "read_"+t, st.Source[t])
 		}
-		for _, t := range []string{"job_team_hours", "job_team_days", "delivery_hours"} {
+		for _, t := range []string{"job_team_hours", "job_team_days", "delivery_hours", "job_list_hours"} {
 			args = append(args, t, st.Rows[t])
 		}
 		switch {

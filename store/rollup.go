@@ -47,6 +47,8 @@ func (db *DB) loadRollupState(ctx context.Context) {
 			db.readyJobs.Store(done)
 		case "deliveries":
 			db.readyDeliveries.Store(done)
+		case "list":
+			db.readyList.Store(done)
 		}
 	}
 }
@@ -155,6 +157,22 @@ var backfills = []backfill{
 		},
 		tables: []string{"", "delivery_hours"},
 		ready:  func(db *DB) { db.readyDeliveries.Store(true) },
+	},
+	{
+		name:   "list",
+		source: "jobs",
+		// Chunks of whole hours of created_at, through jobs_team_created.
+		pick: `SELECT team_id, created_at / 3600000 FROM jobs WHERE (team_id, created_at) >= (?1, ?2 * 3600000)
+			ORDER BY team_id, created_at LIMIT 1 OFFSET ?3`,
+		warm: `SELECT COUNT(*) FROM jobs WHERE (team_id, created_at) >= (?1, ?2 * 3600000) AND (team_id, created_at) < (?3, ?4 * 3600000)`,
+		fill: []string{
+			`DELETE FROM job_list_hours WHERE (team_id, slot) >= (?1, ?2) AND (team_id, slot) < (?3, ?4)`,
+			`INSERT INTO job_list_hours (team_id, slot, n)
+				SELECT team_id, created_at / 3600000, COUNT(*) FROM jobs
+				WHERE (team_id, created_at) >= (?1, ?2 * 3600000) AND (team_id, created_at) < (?3, ?4 * 3600000) GROUP BY 1, 2`,
+		},
+		tables: []string{"", "job_list_hours"},
+		ready:  func(db *DB) { db.readyList.Store(true) },
 	},
 }
 

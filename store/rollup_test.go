@@ -194,6 +194,28 @@ func (h *history) check(what string) {
 				}
 			}
 		}
+		// Every page of the jobs list is the rows of the plain query.
+		for _, limit := range []int{1, 7, 20} {
+			for page := 1; page <= 80/limit+1; page++ {
+				jobs, _, err := h.db.FindJobs(ctx, app.JobFilter{TeamID: team, Page: app.Page{Page: page, Limit: limit}})
+				if err != nil {
+					h.t.Fatal(err)
+				}
+				rows, err := h.db.read.QueryContext(ctx, `SELECT id FROM jobs WHERE team_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`,
+					team, limit, (page-1)*limit)
+				if err != nil {
+					h.t.Fatal(err)
+				}
+				want, _ := scanStrings(rows)
+				got := []string{}
+				for _, j := range jobs {
+					got = append(got, j.ID)
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					h.t.Fatalf("%s: jobs of %s, page %d of %d:\n got %v\nwant %v", what, team, page, limit, got, want)
+				}
+			}
+		}
 		for _, p := range periods {
 			var ok, bad int
 			if err := h.db.read.QueryRowContext(ctx, `SELECT COALESCE(SUM(status = 'success'), 0), COALESCE(SUM(status = 'failed'), 0)
@@ -216,16 +238,17 @@ func (h *history) check(what string) {
 func forgetRollups(tb testing.TB, db *DB) {
 	tb.Helper()
 	if _, err := db.write.ExecContext(context.Background(), `DELETE FROM job_team_hours; DELETE FROM job_team_days; DELETE FROM delivery_hours;
-		UPDATE rollup_backfill SET team_id = '', slot = -1, rows = 0, done = 0`); err != nil {
+		DELETE FROM job_list_hours; UPDATE rollup_backfill SET team_id = '', slot = -1, rows = 0, done = 0`); err != nil {
 		tb.Fatal(err)
 	}
 	db.readyJobs.Store(false)
 	db.readyDeliveries.Store(false)
+	db.readyList.Store(false)
 }
 
 // TestRollupsEqualTheRows: over random histories of jobs and deliveries
 // across midnights and hours, the roll-ups read the same figures as the
-// rows they count: kept in the writes, after retention deleted the job
+// rows they count, and every page of the jobs list is the same: kept in the writes, after retention deleted the job
 // rows, and after a backfill that ran while jobs ended and deliveries were
 // attempted.
 func TestRollupsEqualTheRows(t *testing.T) {
@@ -268,7 +291,8 @@ func TestRollupsEqualTheRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !db.readyJobs.Load() || !db.readyDeliveries.Load() || st.Transactions < 10 || st.Rows["job_team_hours"] == 0 || st.Rows["delivery_hours"] == 0 {
+		if !db.readyJobs.Load() || !db.readyDeliveries.Load() || !db.readyList.Load() || st.Transactions < 10 ||
+			st.Rows["job_team_hours"] == 0 || st.Rows["delivery_hours"] == 0 || st.Rows["job_list_hours"] == 0 {
 			t.Fatalf("backfill: %+v", st)
 		}
 		h.check("after the backfill")
@@ -276,8 +300,11 @@ func TestRollupsEqualTheRows(t *testing.T) {
 		h.deliveries(50)
 		h.check("after the backfill and more writes")
 
-		// The team roll-ups are the sums of the counters by template.
+		// The team roll-ups are the sums of the counters by template, and
+		// the list's hours count the rows.
 		for _, q := range []string{
+			`SELECT team_id, created_at / 3600000, COUNT(*) FROM jobs GROUP BY 1, 2 EXCEPT SELECT team_id, slot, n FROM job_list_hours`,
+			`SELECT team_id, slot, n FROM job_list_hours EXCEPT SELECT team_id, created_at / 3600000, COUNT(*) FROM jobs GROUP BY 1, 2`,
 			`SELECT team_id, slot, status, format, SUM(count), SUM(duration_sum), SUM(duration_count) FROM job_stats GROUP BY 1, 2, 3, 4
 			EXCEPT SELECT team_id, slot, status, format, count, duration_sum, duration_count FROM job_team_hours`,
 			`SELECT team_id, day, status, format, count, duration_sum, duration_count FROM job_team_days
@@ -321,7 +348,7 @@ func TestBackfillStopsAndGoesOn(t *testing.T) {
 	}
 	h.check("after a stopped backfill")
 	st, err := db.BackfillRollups(ctx)
-	if err != nil || !db.readyJobs.Load() || !db.readyDeliveries.Load() {
+	if err != nil || !db.readyJobs.Load() || !db.readyDeliveries.Load() || !db.readyList.Load() {
 		t.Fatalf("second run: %+v %v", st, err)
 	}
 	h.check("after the second run")

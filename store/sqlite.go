@@ -43,9 +43,9 @@ type DB struct {
 	closed     bool           // under sendMu
 	writerDone chan struct{}  // closed when the writer has stopped
 
-	// readyJobs and readyDeliveries are set once the roll-ups of 0019 hold
+	// readyJobs, readyDeliveries and readyList are set once the roll-ups of 0019 hold
 	// the whole history (rollup.go); the reads use the older tables until.
-	readyJobs, readyDeliveries atomic.Bool
+	readyJobs, readyDeliveries, readyList atomic.Bool
 }
 
 // readConns is the size of the reader pool.
