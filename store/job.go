@@ -134,9 +134,13 @@ func (db *DB) FindJobs(ctx context.Context, f app.JobFilter) ([]*app.Job, app.Li
 		// A deep page of all the team's jobs starts in the hour its first
 		// row is in, found from the counts of rows by hour (job_list_hours,
 		// kept by triggers: the same snapshot as the rows): only the
-		// rows of that hour before it are skipped.
-		q = `WITH h AS (SELECT slot, n, SUM(n) OVER (ORDER BY slot DESC) AS upto FROM job_list_hours WHERE team_id = ?1),
-			b AS (SELECT slot, upto - n AS skipped FROM h WHERE upto > ?3 ORDER BY slot DESC LIMIT 1)
+		// rows of that hour before it are skipped. Exactly one hour has
+		// skipped <= offset < upto, so the order the window's rows come
+		// in does not matter, and LIMIT 1 stops the walk there (newest
+		// first along the primary key, no sort).
+		q = `WITH b AS MATERIALIZED (SELECT slot, upto - n AS skipped FROM (SELECT slot, n,
+				SUM(n) OVER (ORDER BY slot DESC ROWS UNBOUNDED PRECEDING) AS upto FROM job_list_hours WHERE team_id = ?1)
+				WHERE upto > ?3 AND upto - n <= ?3 LIMIT 1)
 			SELECT ` + jobListCols + `, rowid FROM jobs WHERE rowid IN (SELECT rowid FROM jobs WHERE team_id = ?1
 				AND created_at < (SELECT (slot + 1) * 3600000 FROM b)
 				ORDER BY created_at DESC, rowid DESC LIMIT ?2 OFFSET COALESCE((SELECT ?3 - skipped FROM b), 0))
