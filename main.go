@@ -215,6 +215,7 @@ type Main struct {
 	ln            net.Listener
 	stopWorkers   func(context.Context)
 	stopJanitor   func()
+	stopBackfill  func()
 	stopDeliverer func(context.Context)
 	stopLimits    func()
 	stopHangup    func()
@@ -255,6 +256,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if m.Bolt, err = store.OpenBolt(filepath.Join(c.Data, "queue.db")); err != nil {
 		return err
 	}
+	m.backfillRollups(ctx)
 	// The certificate exists before the port opens: a client that connects
 	// as soon as it can must find the file it trusts.
 	if err := m.openCerts(); err != nil {
@@ -364,6 +366,39 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	go func() { m.served <- m.Server.Serve(m.ln, m.Certs.Get) }()
 	m.Logger.Info("folio serving", "url", c.BaseURL, "data", c.Data, "workers", c.Workers, "version", version)
 	return nil
+}
+
+// backfillRollups fills the roll-ups a migration added from the rows that
+// existed before it, in short transactions beside the requests, and logs
+// what it wrote (store/rollup.go). Stopped by Close, it goes on at the
+// next start.
+func (m *Main) backfillRollups(ctx context.Context) {
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	m.stopBackfill = func() { cancel(); <-done }
+	go func() {
+		defer close(done)
+		st, err := m.DB.BackfillRollups(bctx)
+		if st.Transactions == 0 && err == nil {
+			return
+		}
+		args := []any{"transactions", st.Transactions, "longest_ms", float64(st.Longest.Microseconds()) / 1000,
+			"over_50ms", st.Slow, "duration_ms", st.Duration.Milliseconds()}
+		for _, t := range []string{"job_stats", "webhook_deliveries", "jobs"} {
+			args = append(args, "read_"+t, st.Source[t])
+		}
+		for _, t := range []string{"job_team_hours", "job_team_days", "delivery_hours", "job_list_hours"} {
+			args = append(args, t, st.Rows[t])
+		}
+		switch {
+		case bctx.Err() != nil:
+			m.Logger.Info("rollup backfill stopped; the next start goes on", args...)
+		case err != nil:
+			m.Logger.Error("rollup backfill failed; analytics read the older tables", append(args, "err", err)...)
+		default:
+			m.Logger.Info("rollup backfill", args...)
+		}
+	}()
 }
 
 // Sweep runs each of the janitor's tasks once.
@@ -532,6 +567,9 @@ func (m *Main) Close() error {
 	// it stops first so the writer is the requests' during the grace.
 	if m.stopJanitor != nil {
 		m.stopJanitor()
+	}
+	if m.stopBackfill != nil {
+		m.stopBackfill()
 	}
 	m.drain()
 	if m.stopHangup != nil {

@@ -12,9 +12,15 @@ var _ app.AnalyticsStore = (*DB)(nil)
 
 // JobAnalytics groups a team's ended jobs by UTC day, status and format,
 // from the daily counters for the whole days of the period and the hourly
-// ones for its partial first and last day (statsUnion).
+// ones for its partial first and last day (statsUnion): those of the whole
+// team (a few rows an hour) unless a template is asked for or their
+// backfill is not done (rollup.go), those by template otherwise.
 func (db *DB) JobAnalytics(ctx context.Context, f app.AnalyticsFilter) ([]app.AnalyticsRow, error) {
-	u, args := statsUnion(f.TeamID, f.TemplateID, f.From, f.To)
+	src := templateStats
+	if f.TemplateID == "" && db.readyJobs.Load() {
+		src = teamStats
+	}
+	u, args := statsUnion(src, f.TeamID, f.TemplateID, f.From, f.To)
 	rows, err := db.read.QueryContext(ctx, `SELECT date(day * 86400, 'unixepoch'), status, format, SUM(count), SUM(duration_sum), SUM(duration_count)
 		FROM (`+u+`) GROUP BY day, status, format`, args...)
 	if err != nil {
@@ -32,12 +38,23 @@ func (db *DB) JobAnalytics(ctx context.Context, f app.AnalyticsFilter) ([]app.An
 	return out, rows.Err()
 }
 
+// statsTables are an hourly and a daily counter table and the columns
+// statsUnion selects from them besides the day.
+type statsTables struct{ hours, days, cols string }
+
+var (
+	// templateStats count by template (job_stats, job_stats_daily).
+	templateStats = statsTables{"job_stats", "job_stats_daily", "template_id, status, format, count, duration_sum, duration_count"}
+	// teamStats count a whole team (0019: job_team_hours, job_team_days).
+	teamStats = statsTables{"job_team_hours", "job_team_days", "status, format, count, duration_sum, duration_count"}
+)
+
 // statsUnion selects the counters of a team's jobs created in [from, to)
-// as rows (day, template_id, status, format, count, duration_sum,
-// duration_count): whole UTC days from job_stats_daily, the hours before
-// the first and after the last whole day from job_stats. Reading hours
-// alone, a year was 8,760 rows per template, status and format.
-func statsUnion(teamID, templateID string, from, to time.Time) (string, []any) {
+// as rows (day, src.cols...): whole UTC days from the daily table, the
+// hours before the first and after the last whole day from the hourly
+// one. Reading hours alone, a year was 8,760 rows per template, status
+// and format. templateID ("": all) needs templateStats.
+func statsUnion(src statsTables, teamID, templateID string, from, to time.Time) (string, []any) {
 	s0, s1 := slotOf(from), slotCeil(to)
 	d0, d1 := (s0+23)/24, s1/24 // the whole days
 	if d0 >= d1 {
@@ -47,10 +64,10 @@ func statsUnion(teamID, templateID string, from, to time.Time) (string, []any) {
 	if templateID != "" {
 		tpl = ` AND template_id = ?`
 	}
-	hours := `SELECT slot / 24 AS day, template_id, status, format, count, duration_sum, duration_count FROM job_stats
+	hours := `SELECT slot / 24 AS day, ` + src.cols + ` FROM ` + src.hours + `
 		WHERE team_id = ? AND slot >= ? AND slot < ?` + tpl
-	q := hours + ` UNION ALL ` + hours + ` UNION ALL SELECT day, template_id, status, format, count, duration_sum, duration_count
-		FROM job_stats_daily WHERE team_id = ? AND day >= ? AND day < ?` + tpl
+	q := hours + ` UNION ALL ` + hours + ` UNION ALL SELECT day, ` + src.cols + `
+		FROM ` + src.days + ` WHERE team_id = ? AND day >= ? AND day < ?` + tpl
 	var args []any
 	for _, r := range [][2]int64{{s0, min(d0*24, s1)}, {max(d1*24, s0), s1}} {
 		args = append(args, teamID, r[0], r[1])
@@ -68,29 +85,34 @@ func statsUnion(teamID, templateID string, from, to time.Time) (string, []any) {
 func slotOf(t time.Time) int64   { return t.UnixMilli() / 3600000 }
 func slotCeil(t time.Time) int64 { return (t.UnixMilli() + 3599999) / 3600000 }
 
-// countJob adds an ended job to the hourly, daily and hour-total counters
-// (inside FinishJob).
+// countJob adds an ended job to the hourly and daily counters, by
+// template and of the whole team, and to the hour totals (inside
+// FinishJob).
 func countJob(ctx context.Context, tx *Tx, j *app.Job) error {
 	var dur int64
 	var n int
 	if j.DurationMS != nil {
 		dur, n = *j.DurationMS, 1
 	}
-	slot := slotOf(j.CreatedAt)
+	// ?1 team, ?2 hour, ?3 template, ?4 status, ?5 format, ?6 duration, ?7 timed
+	const add = ` ON CONFLICT DO UPDATE SET count = count + 1,
+		duration_sum = duration_sum + excluded.duration_sum, duration_count = duration_count + excluded.duration_count`
 	for _, q := range []string{
 		`INSERT INTO job_stats (team_id, slot, template_id, status, format, count, duration_sum, duration_count)
-		VALUES (?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO UPDATE SET count = count + 1,
-		duration_sum = duration_sum + excluded.duration_sum, duration_count = duration_count + excluded.duration_count`,
+		VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7)` + add,
 		`INSERT INTO job_stats_daily (team_id, day, template_id, status, format, count, duration_sum, duration_count)
-		VALUES (?, ? / 24, ?, ?, ?, 1, ?, ?) ON CONFLICT DO UPDATE SET count = count + 1,
-		duration_sum = duration_sum + excluded.duration_sum, duration_count = duration_count + excluded.duration_count`,
+		VALUES (?1, ?2 / 24, ?3, ?4, ?5, 1, ?6, ?7)` + add,
+		`INSERT INTO job_team_hours (team_id, slot, status, format, count, duration_sum, duration_count)
+		VALUES (?1, ?2, ?4, ?5, 1, ?6, ?7)` + add,
+		`INSERT INTO job_team_days (team_id, day, status, format, count, duration_sum, duration_count)
+		VALUES (?1, ?2 / 24, ?4, ?5, 1, ?6, ?7)` + add,
 	} {
-		if _, err := tx.ExecContext(ctx, q, j.TeamID, slot, j.TemplateID, j.Status, j.Format, dur, n); err != nil {
+		if _, err := tx.ExecContext(ctx, q, j.TeamID, slotOf(j.CreatedAt), j.TemplateID, j.Status, j.Format, dur, n); err != nil {
 			return err
 		}
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO job_hours (team_id, slot, count) VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET count = count + 1`,
-		j.TeamID, slot)
+		j.TeamID, slotOf(j.CreatedAt))
 	return err
 }
 
@@ -106,7 +128,7 @@ var _ app.DashboardStore = (*DB)(nil)
 
 // TemplateStats groups a team's ended jobs in [from, to) by template.
 func (db *DB) TemplateStats(ctx context.Context, teamID string, from, to time.Time) ([]app.TemplateStat, error) {
-	u, args := statsUnion(teamID, "", from, to)
+	u, args := statsUnion(templateStats, teamID, "", from, to)
 	rows, err := db.read.QueryContext(ctx, `SELECT s.template_id, COALESCE(t.name, ''), SUM(s.count), SUM(CASE WHEN s.status = 'failed' THEN s.count ELSE 0 END),
 			COALESCE(SUM(s.duration_sum) * 1.0 / NULLIF(SUM(s.duration_count), 0), 0)
 		FROM (`+u+`) s LEFT JOIN templates t ON t.id = s.template_id GROUP BY s.template_id`, args...)
@@ -142,12 +164,4 @@ func (db *DB) HourCounts(ctx context.Context, teamID string, from, to time.Time)
 		out = append(out, h)
 	}
 	return out, rows.Err()
-}
-
-// DeliveryCounts counts a team's deliveries that ended since a time.
-func (db *DB) DeliveryCounts(ctx context.Context, teamID string, since time.Time) (int, int, error) {
-	var ok, bad sql.NullInt64
-	err := db.read.QueryRowContext(ctx, `SELECT SUM(status = 'success'), SUM(status = 'failed') FROM webhook_deliveries
-		WHERE team_id = ? AND attempted_at >= ?`, teamID, ms(since)).Scan(&ok, &bad)
-	return int(ok.Int64), int(bad.Int64), err
 }

@@ -52,6 +52,11 @@ func seedJobs(tb testing.TB, db *DB, teamID string, n int) {
 		DELETE FROM job_hours; INSERT INTO job_hours (team_id, slot, count) SELECT team_id, slot, SUM(count) FROM job_stats GROUP BY 1, 2`); err != nil {
 		tb.Fatal(err)
 	}
+	// and the team roll-ups the way 0019 does after start-up.
+	forgetRollups(tb, db)
+	if _, err := db.BackfillRollups(ctx); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 func TestAnalyticsAggregates(t *testing.T) {
@@ -179,7 +184,7 @@ func TestAnalyticsAcrossDaysAndHours(t *testing.T) {
 			t.Errorf("hour counts %v to %v: %d jobs, want %d", c.from, c.to, got, want)
 		}
 	}
-	// FinishJob counts in all three.
+	// FinishJob counts in all five.
 	j := &app.Job{ID: "job_new", TeamID: u.PersonalTeamID, TemplateID: "tpl_3", Status: app.StatusPending, Format: "pdf", Priority: 1, CreatedAt: now.Add(-49 * time.Hour)}
 	if err := db.CreateJobs(ctx, nil, j); err != nil {
 		t.Fatal(err)
@@ -190,6 +195,7 @@ func TestAnalyticsAcrossDaysAndHours(t *testing.T) {
 	}
 	for _, q := range []string{
 		`SELECT SUM(count) FROM job_stats WHERE team_id = ?`, `SELECT SUM(count) FROM job_stats_daily WHERE team_id = ?`, `SELECT SUM(count) FROM job_hours WHERE team_id = ?`,
+		`SELECT SUM(count) FROM job_team_hours WHERE team_id = ?`, `SELECT SUM(count) FROM job_team_days WHERE team_id = ?`,
 	} {
 		var n int
 		db.read.QueryRowContext(ctx, q, u.PersonalTeamID).Scan(&n)

@@ -126,8 +126,9 @@ var boundedIndexes = []string{
 	"users_pending_deletion",     // accounts in their grace period
 }
 
-// smallTables hold a row per migration: scanning them is free.
-var smallTables = []string{"migrations"}
+// smallTables hold a row per migration or per roll-up: scanning them is
+// free.
+var smallTables = []string{"migrations", "rollup_backfill"}
 
 // planExceptions are statements allowed to scan, each with its reason.
 var planExceptions = []struct{ contains, why string }{}

@@ -559,6 +559,14 @@ func (g *grower) writeTotals(ctx context.Context) error {
 		`INSERT INTO job_stats_daily (team_id, day, template_id, status, format, count, duration_sum, duration_count)
 		SELECT team_id, slot / 24, template_id, status, format, SUM(count), SUM(duration_sum), SUM(duration_count) FROM job_stats GROUP BY 1, 2, 3, 4, 5`,
 		`INSERT INTO job_hours (team_id, slot, count) SELECT team_id, slot, SUM(count) FROM job_stats GROUP BY 1, 2`,
+		// The roll-ups of 0019, complete: their backfill has nothing to do.
+		`INSERT INTO job_team_hours (team_id, slot, status, format, count, duration_sum, duration_count)
+		SELECT team_id, slot, status, format, SUM(count), SUM(duration_sum), SUM(duration_count) FROM job_stats GROUP BY 1, 2, 3, 4`,
+		`INSERT INTO job_team_days (team_id, day, status, format, count, duration_sum, duration_count)
+		SELECT team_id, slot / 24, status, format, SUM(count), SUM(duration_sum), SUM(duration_count) FROM job_stats GROUP BY 1, 2, 3, 4`,
+		`INSERT INTO delivery_hours (team_id, slot, status, count) SELECT team_id, attempted_at / 3600000, status, COUNT(*) FROM webhook_deliveries
+		WHERE attempted_at IS NOT NULL AND status IN ('success', 'failed') GROUP BY 1, 2, 3`,
+		`UPDATE rollup_backfill SET done = 1`,
 	} {
 		if _, err := g.tx.ExecContext(ctx, q); err != nil {
 			return err

@@ -42,6 +42,10 @@ type DB struct {
 	sendMu     sync.RWMutex   // held to send on writes; Close takes it to end sends
 	closed     bool           // under sendMu
 	writerDone chan struct{}  // closed when the writer has stopped
+
+	// readyJobs, readyDeliveries and readyList are set once the roll-ups of 0019 hold
+	// the whole history (rollup.go); the reads use the older tables until.
+	readyJobs, readyDeliveries, readyList atomic.Bool
 }
 
 // readConns is the size of the reader pool.
@@ -101,6 +105,7 @@ func open(ctx context.Context, path, upTo string) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
+	db.loadRollupState(ctx)
 	return db, nil
 }
 

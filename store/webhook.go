@@ -94,6 +94,13 @@ func (db *DB) DeleteSubscription(ctx context.Context, teamID, id string) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return app.ErrNotFound(app.ECodeSubscriptionNotFound, "webhook subscription")
 		}
+		// Its ended deliveries leave the hourly counts (rollup.go).
+		if _, err := tx.ExecContext(ctx, `UPDATE delivery_hours SET count = delivery_hours.count - d.n
+			FROM (SELECT team_id, attempted_at / 3600000 AS slot, status, COUNT(*) AS n FROM webhook_deliveries
+				WHERE subscription_id = ? AND attempted_at IS NOT NULL AND status IN ('success', 'failed') GROUP BY 1, 2, 3) AS d
+			WHERE delivery_hours.team_id = d.team_id AND delivery_hours.slot = d.slot AND delivery_hours.status = d.status`, id); err != nil {
+			return err
+		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE subscription_id = ?`, id)
 		return err
 	})
@@ -292,14 +299,27 @@ func (db *DB) RecordAttempt(ctx context.Context, id string, a app.Attempt) (*app
 	}
 	var d *app.Delivery
 	err := db.tx(ctx, func(tx *Tx) error {
-		var err error
+		var was string
+		var wasAt sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT status, attempted_at FROM webhook_deliveries WHERE id = ?`, id).Scan(&was, &wasAt)
+		if errors.Is(err, sql.ErrNoRows) {
+			return app.ErrNotFound(app.ECodeDeliveryNotFound, "delivery")
+		} else if err != nil {
+			return err
+		}
 		d, err = scanDelivery(tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET attempts = ?, status = ?, status_code = ?,
 			response_time_ms = ?, error = ?, attempted_at = ?, next_retry_at = ? WHERE id = ? AND attempts = ? - 1 RETURNING `+deliveryCols,
 			a.Number, status, code, a.ResponseTime, a.Error, ms(a.At), msPtr(a.NextRetryAt), id, a.Number))
 		if app.ErrorCode(err) == app.ECodeDeliveryNotFound {
 			d, err = scanDelivery(tx.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE id = ?`, id))
+			return err
+		} else if err != nil {
+			return err
 		}
-		return err
+		if err := countDelivery(ctx, tx, d.TeamID, was, fromNullMS(wasAt), -1); err != nil {
+			return err
+		}
+		return countDelivery(ctx, tx, d.TeamID, d.Status, d.AttemptedAt, 1)
 	})
 	return d, err
 }
@@ -318,7 +338,10 @@ func (db *DB) RetryDelivery(ctx context.Context, teamID, subscriptionID, id stri
 		}
 		d, err = scanDelivery(tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', max_attempts = attempts + 1, next_retry_at = ?
 			WHERE id = ? RETURNING `+deliveryCols, ms(now), id))
-		return err
+		if err != nil {
+			return err
+		}
+		return countDelivery(ctx, tx, cur.TeamID, cur.Status, cur.AttemptedAt, -1)
 	})
 	return d, err
 }
@@ -326,12 +349,24 @@ func (db *DB) RetryDelivery(ctx context.Context, teamID, subscriptionID, id stri
 // CancelPendingDeliveries marks a subscription's pending deliveries failed
 // with reason and returns their ids.
 func (db *DB) CancelPendingDeliveries(ctx context.Context, teamID, subscriptionID, reason string, now time.Time) ([]string, error) {
-	rows, err := db.write.QueryContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', error = ?, next_retry_at = NULL
-		WHERE team_id = ? AND subscription_id = ? AND status = 'pending' RETURNING id`, reason, teamID, subscriptionID)
-	if err != nil {
-		return nil, err
-	}
-	return scanStrings(rows)
+	var ids []string
+	err := db.tx(ctx, func(tx *Tx) error {
+		// Those attempted before count as failed in their attempt's hour (rollup.go).
+		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_hours (team_id, slot, status, count)
+			SELECT team_id, attempted_at / 3600000, 'failed', COUNT(*) FROM webhook_deliveries
+			WHERE team_id = ? AND subscription_id = ? AND status = 'pending' AND attempted_at IS NOT NULL GROUP BY 1, 2
+			ON CONFLICT DO UPDATE SET count = count + excluded.count`, teamID, subscriptionID); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', error = ?, next_retry_at = NULL
+			WHERE team_id = ? AND subscription_id = ? AND status = 'pending' RETURNING id`, reason, teamID, subscriptionID)
+		if err != nil {
+			return err
+		}
+		ids, err = scanStrings(rows)
+		return err
+	})
+	return ids, err
 }
 
 // PendingDeliveries lists deliveries waiting for an attempt, without their
