@@ -758,7 +758,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	conc := fs.Int("concurrency", 8, "concurrent clients")
 	dur := fs.Duration("duration", 10*time.Second, "time per scenario")
-	scen := fs.String("scenarios", strings.Join(client.Scenarios, ","), "scenarios to run")
+	scen := fs.String("scenarios", strings.Join(client.Scenarios, ","), "scenarios to run (also: "+strings.Join(client.ExtraScenarios, ",")+")")
 	examples := fs.String("examples", "testdata/templates", "directory with invoice.json and invoice.vars.json")
 	workers := fs.Int("workers", runtime.NumCPU(), "document workers")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")

@@ -61,6 +61,10 @@ type DocumentService struct {
 	waiters map[string][]chan *Job
 	active  map[string]bool // ids of the jobs this process runs now (under mu)
 
+	lists         batchLists // documents lists of polled batches (batchlist.go)
+	linkPrintOnce sync.Once
+	linkPrintHex  string
+
 	draining chan struct{} // closed when the workers stop
 	running  atomic.Int32  // live workers
 }
