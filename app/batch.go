@@ -89,15 +89,15 @@ type BatchDocument struct {
 // BatchView is the batch object of the API; BatchJSON adds its documents
 // list (the answer to batch creation has none).
 type BatchView struct {
-	BatchID            string       `json:"batchId"`
-	Status             string       `json:"status"`
-	TemplateID         string       `json:"templateId"`
-	Format             string       `json:"format"`
-	TotalDocuments     int          `json:"totalDocuments"`
-	CompletedDocuments int          `json:"completedDocuments"`
-	FailedDocuments    int          `json:"failedDocuments"`
-	CreatedAt          time.Time    `json:"createdAt"`
-	CompletedAt        *time.Time   `json:"completedAt,omitempty"`
+	BatchID            string     `json:"batchId"`
+	Status             string     `json:"status"`
+	TemplateID         string     `json:"templateId"`
+	Format             string     `json:"format"`
+	TotalDocuments     int        `json:"totalDocuments"`
+	CompletedDocuments int        `json:"completedDocuments"`
+	FailedDocuments    int        `json:"failedDocuments"`
+	CreatedAt          time.Time  `json:"createdAt"`
+	CompletedAt        *time.Time `json:"completedAt,omitempty"`
 }
 
 // BatchEntry is one entry of a batch's documents list.
