@@ -903,12 +903,16 @@ func soak(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&r.Teams, "teams", 20, "teams")
 	fs.StringVar(&r.Examples, "examples", "testdata/templates", "directory with invoice.json and invoice.vars.json")
 	fs.BoolVar(&r.JSON, "json", false, "print JSON")
+	fs.DurationVar(&r.Idle, "idle", 0, "then sample the server's RSS for this long with no load")
+	fs.StringVar(&r.Binary, "server", "", "folio binary to run as the server (default: this one)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	var err error
-	if r.Binary, err = os.Executable(); err != nil {
-		return err
+	if r.Binary == "" {
+		if r.Binary, err = os.Executable(); err != nil {
+			return err
+		}
 	}
 	return client.RunSoak(ctx, r)
 }

@@ -27,6 +27,10 @@ type SoakRun struct {
 	Teams       int
 	JSON        bool      // report as JSON instead of text
 	Out, Log    io.Writer // report; progress
+	// Idle, when not 0, is how long the server's RSS is sampled after the
+	// load and its checks, with no request (issue 24: back under 50 MB
+	// within a minute).
+	Idle time.Duration
 }
 
 // RunSoak starts r.Binary as a server on a temporary data directory (scale
@@ -73,6 +77,9 @@ func RunSoak(ctx context.Context, r SoakRun) error {
 	})
 	if err != nil {
 		return err
+	}
+	if r.Idle > 0 {
+		rep.Idle = sampleIdle(ctx, p.Cmd.Process.Pid, r.Idle, r.Log)
 	}
 	if r.JSON {
 		enc := json.NewEncoder(r.Out)
@@ -128,6 +135,30 @@ type SoakReport struct {
 	Problems         []string       `json:"problems,omitempty"`
 	GoroutinesFirst  int            `json:"goroutinesFirstHalfMax,omitempty"`
 	GoroutinesSecond int            `json:"goroutinesSecondHalfMax,omitempty"`
+	// Idle is the server's RSS after the load, every 5 s (--idle).
+	Idle []Sample `json:"idle,omitempty"`
+}
+
+// sampleIdle reads a process's RSS every 5 s for d, the first reading at
+// once (the load's end).
+func sampleIdle(ctx context.Context, pid int, d time.Duration, log io.Writer) []Sample {
+	var out []Sample
+	start := time.Now()
+	for {
+		s := Sample{At: time.Since(start).Seconds(), RSSMB: procRSSMB(pid), FDs: procFDs(pid)}
+		out = append(out, s)
+		if log != nil {
+			fmt.Fprintf(log, "idle %3.0f s: server RSS %.1f MB\n", s.At, s.RSSMB)
+		}
+		if time.Since(start) >= d {
+			return out
+		}
+		select {
+		case <-ctx.Done():
+			return out
+		case <-time.After(min(5*time.Second, d-time.Since(start))):
+		}
+	}
 }
 
 // Sample is one reading of the server process.
@@ -460,6 +491,9 @@ func WriteSoak(w io.Writer, r *SoakReport) {
 		r.JobsAccepted, r.JobsCompleted, r.JobsLost, r.WebhooksMissing, r.WebhookDupes)
 	fmt.Fprintf(w, "server RSS max %.1f MB (first half) / %.1f MB (second half); fds %d / %d; goroutines %d / %d\n",
 		r.RSSFirstHalfMB, r.RSSSecondHalfMB, r.FDsFirstHalf, r.FDsSecondHalf, r.GoroutinesFirst, r.GoroutinesSecond)
+	if n := len(r.Idle); n > 0 {
+		fmt.Fprintf(w, "server RSS at the load's end %.1f MB, after %.0f s idle %.1f MB\n", r.Idle[0].RSSMB, r.Idle[n-1].At, r.Idle[n-1].RSSMB)
+	}
 	if r.Passed {
 		fmt.Fprintln(w, "PASS")
 	} else {
