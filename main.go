@@ -209,6 +209,9 @@ type Main struct {
 	ln            net.Listener
 	stopWorkers   func(context.Context)
 	stopJanitor   func()
+	stopIdleTrim  func()
+	// IdleTrim returns memory to the system after a load (app/idletrim.go).
+	IdleTrim *app.IdleTrim
 	stopDeliverer func(context.Context)
 	stopLimits    func()
 	stopHangup    func()
@@ -330,6 +333,14 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			app.RunJanitor(jctx, m.Logger, 10*time.Minute, m.sweepers...)
 		}()
 	}
+	m.IdleTrim = &app.IdleTrim{Hooks: []func(){docs.TrimCaches}, Logger: m.Logger}
+	ictx, stopIdle := context.WithCancel(context.WithoutCancel(ctx))
+	idleDone := make(chan struct{})
+	m.stopIdleTrim = func() { stopIdle(); <-idleDone }
+	go func() {
+		defer close(idleDone)
+		m.IdleTrim.Run(ictx)
+	}()
 	m.admin = &web.AdminSocket{Path: filepath.Join(c.Data, "admin.sock"), Logger: m.Logger,
 		Backup: func(ctx context.Context, withFiles bool, w io.Writer, progress func(copied, total int64)) error {
 			return store.WriteBackup(ctx, m.DB, m.Bolt, c.Data, withFiles, w, progress)
@@ -523,6 +534,9 @@ func (m *Main) Close() error {
 	// it stops first so the writer is the requests' during the grace.
 	if m.stopJanitor != nil {
 		m.stopJanitor()
+	}
+	if m.stopIdleTrim != nil {
+		m.stopIdleTrim()
 	}
 	m.drain()
 	if m.stopHangup != nil {
