@@ -206,12 +206,12 @@ type Main struct {
 	// Metrics are served at /metrics (created by Open when nil).
 	Metrics *app.Metrics
 
-	ln            net.Listener
-	stopWorkers   func(context.Context)
-	stopJanitor   func()
-	stopIdleTrim  func()
+	ln           net.Listener
+	stopWorkers  func(context.Context)
+	stopJanitor  func()
+	stopIdleTrim func()
 	// IdleTrim returns memory to the system after a load (app/idletrim.go).
-	IdleTrim *app.IdleTrim
+	IdleTrim      *app.IdleTrim
 	stopDeliverer func(context.Context)
 	stopLimits    func()
 	stopHangup    func()
