@@ -917,6 +917,7 @@ func soak(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&r.Teams, "teams", 20, "teams")
 	fs.StringVar(&r.Examples, "examples", "testdata/templates", "directory with invoice.json and invoice.vars.json")
 	fs.BoolVar(&r.JSON, "json", false, "print JSON")
+	fs.BoolVar(&r.GenerateOnly, "generate-only", false, "send only synchronous PDF generates instead of the mix")
 	fs.DurationVar(&r.Idle, "idle", 0, "then sample the server's RSS for this long with no load")
 	fs.StringVar(&r.Binary, "server", "", "folio binary to run as the server (default: this one)")
 	if err := fs.Parse(args); err != nil {

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
@@ -17,7 +18,8 @@ import (
 // minutes). So every Every it reads how much the process allocated: when
 // it allocated at least Busy since the last trim, and less than Quiet in
 // the last interval (the load ended), it runs the hooks (caches kept for
-// the load) and debug.FreeOSMemory, once, then waits for the next load.
+// the load) and two collections, the second debug.FreeOSMemory's, once,
+// then waits for the next load.
 // Busy servers never trim (their intervals are not quiet) and idle ones
 // trim once: the collection it forces costs a few milliseconds when nobody
 // waits for the CPU.
@@ -77,6 +79,10 @@ func (t *IdleTrim) Trim() {
 	if t.Free != nil {
 		t.Free()
 	} else {
+		// The first collection moves what the sync.Pools hold (flate
+		// writers, render buffers) to their victim caches, the second
+		// (FreeOSMemory's) frees it and returns the free pages.
+		runtime.GC()
 		debug.FreeOSMemory()
 	}
 	t.trims.Add(1)

@@ -27,6 +27,9 @@ type SoakRun struct {
 	Teams       int
 	JSON        bool      // report as JSON instead of text
 	Out, Log    io.Writer // report; progress
+	// GenerateOnly makes every request a synchronous PDF generate of the
+	// example invoice instead of the mix.
+	GenerateOnly bool
 	// Idle, when not 0, is how long the server's RSS is sampled after the
 	// load and its checks, with no request (issue 24: back under 50 MB
 	// within a minute).
@@ -73,7 +76,7 @@ func RunSoak(ctx context.Context, r SoakRun) error {
 	rep, err := Soak(ctx, SoakConfig{
 		Client: c, PID: p.Cmd.Process.Pid, Teams: r.Teams, Concurrency: r.Concurrency, Duration: r.Duration, Template: def, Vars: vars,
 		Verify:  func(email string) error { return p.Admin("verify-email", "--email", email) },
-		HookURL: rcv.URL, Delivered: rcv.Delivered, Log: r.Log,
+		HookURL: rcv.URL, Delivered: rcv.Delivered, Log: r.Log, GenerateOnly: r.GenerateOnly,
 	})
 	if err != nil {
 		return err
@@ -110,6 +113,8 @@ type SoakConfig struct {
 	HookURL   string
 	Delivered func() map[string][]string
 	Log       io.Writer
+	// GenerateOnly makes every request a synchronous PDF generate.
+	GenerateOnly bool
 }
 
 // SoakReport is the outcome of a soak run.
@@ -263,13 +268,17 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakReport, error) {
 			for time.Now().Before(deadline) && ctx.Err() == nil {
 				tm := teams[rng.IntN(len(teams))]
 				t0 := time.Now()
-				switch p := rng.IntN(100); {
+				p := rng.IntN(100)
+				if cfg.GenerateOnly {
+					p = 0
+				}
+				switch {
 				case p < 45, p >= 45 && p < 60:
 					format := "pdf"
 					if p >= 45 {
 						format = "xlsx"
 					}
-					async := rng.IntN(2) == 0
+					async := rng.IntN(2) == 0 && !cfg.GenerateOnly
 					j, err := tm.api.Generate(ctx, tm.tpl, format, cfg.Vars, async)
 					record(time.Since(t0), statusOf(err))
 					if err == nil {
