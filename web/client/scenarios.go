@@ -19,8 +19,10 @@ import (
 // named.
 var Scenarios = []string{"render", "invoice", "batch", "report", "xlsx"}
 
-// ExtraScenarios are scenarios run only when --scenarios names them.
-var ExtraScenarios = []string{"polled"}
+// ExtraScenarios are scenarios run only when --scenarios names them:
+// polled sends each poll with the last ETag (as WaitBatch does),
+// polled-plain without.
+var ExtraScenarios = []string{"polled", "polled-plain"}
 
 // Polled batches (issue 24): PolledBatches batches of 100 at once, each
 // polled by its own client every PollInterval until it ends.
@@ -161,14 +163,17 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]Result, error) {
 			}
 			conc = 1
 			label = "b batch of 100 (to its end)"
-		case "polled":
+		case "polled", "polled-plain":
 			id, err := jwt.CreateTemplate(ctx, named(invoice, "Invoice polled batches"))
 			if err != nil {
 				return nil, fmt.Errorf("polled template: %w", err)
 			}
-			op = polledOp(api, id, invoiceVars)
+			op = polledOp(api, id, invoiceVars, name == "polled")
 			conc = 1
 			label = fmt.Sprintf("f %d batches of 100, each polled every %s", PolledBatches, PollInterval)
+			if name == "polled-plain" {
+				label += " (no ETag)"
+			}
 		case "report":
 			id, vars, pages, err := reportTemplate(ctx, jwt)
 			if err != nil {
@@ -192,8 +197,9 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]Result, error) {
 
 // polledOp queues PolledBatches batches of 100 at once and polls each
 // every PollInterval, as a client without webhooks does, until all have
-// ended: its latency is the time to the last batch's end.
-func polledOp(c *Client, templateID string, invoiceVars map[string]any) Op {
+// ended: its latency is the time to the last batch's end. conditional
+// sends each poll with the last answer's ETag.
+func polledOp(c *Client, templateID string, invoiceVars map[string]any, conditional bool) Op {
 	vars := make([]any, 100)
 	for i := range vars {
 		vars[i] = invoiceVars
@@ -204,7 +210,7 @@ func polledOp(c *Client, templateID string, invoiceVars map[string]any) Op {
 			go func() {
 				b, err := c.GenerateBatch(ctx, templateID, "pdf", vars)
 				if err == nil {
-					b, err = c.WaitBatch(ctx, b.BatchID, PollInterval)
+					b, err = c.waitBatch(ctx, b.BatchID, PollInterval, conditional)
 				}
 				if err == nil && b.CompletedDocuments != 100 {
 					err = fmt.Errorf("batch %s: %d completed, %d failed", b.BatchID, b.CompletedDocuments, b.FailedDocuments)
