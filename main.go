@@ -333,13 +333,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			app.RunJanitor(jctx, m.Logger, 10*time.Minute, m.sweepers...)
 		}()
 	}
-	m.IdleTrim = &app.IdleTrim{Logger: m.Logger, Hooks: []func(){docs.TrimCaches, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := m.DB.ReleaseMemory(ctx); err != nil {
-			m.Logger.Warn("idle trim: release SQLite memory", "err", err)
-		}
-	}}}
+	m.IdleTrim = &app.IdleTrim{Hooks: []func(){docs.TrimCaches}, Logger: m.Logger}
 	ictx, stopIdle := context.WithCancel(context.WithoutCancel(ctx))
 	idleDone := make(chan struct{})
 	m.stopIdleTrim = func() { stopIdle(); <-idleDone }

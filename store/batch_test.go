@@ -169,17 +169,3 @@ func TestBatchWithoutStates(t *testing.T) {
 	}
 }
 
-// TestReleaseMemory frees the idle connections' page caches (the idle
-// trim's hook): no error, and reads and writes go on.
-func TestReleaseMemory(t *testing.T) {
-	ctx := context.Background()
-	db := mustDB(t)
-	u := mustUser(t, db, "m@example.com")
-	if err := db.ReleaseMemory(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.FindTeam(ctx, u.PersonalTeamID); err != nil {
-		t.Fatal(err)
-	}
-	mustUser(t, db, "m2@example.com")
-}

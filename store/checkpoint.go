@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"time"
 )
 
@@ -35,29 +33,3 @@ func (db *DB) checkpoint(ctx context.Context) {
 	_, _ = db.read.DB.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
 }
 
-// ReleaseMemory asks SQLite to free the page cache of every idle
-// connection (PRAGMA shrink_memory): each keeps up to 2 MB of pages after
-// a load (the idle trim's hook, app/idletrim.go). The next reads fill the
-// caches again from the OS's file cache.
-func (db *DB) ReleaseMemory(ctx context.Context) error {
-	var errs []error
-	for _, p := range []*pool{db.read, db.write} {
-		n := p.Stats().Idle
-		conns := make([]*sql.Conn, 0, n)
-		for range n { // hold them all, so each idle connection is visited once
-			c, err := p.Conn(ctx)
-			if err != nil {
-				errs = append(errs, err)
-				break
-			}
-			conns = append(conns, c)
-		}
-		for _, c := range conns {
-			if _, err := c.ExecContext(ctx, `PRAGMA shrink_memory`); err != nil {
-				errs = append(errs, err)
-			}
-			c.Close()
-		}
-	}
-	return errors.Join(errs...)
-}
