@@ -168,4 +168,3 @@ func TestBatchWithoutStates(t *testing.T) {
 		t.Fatalf("docs = %+v, %v", docs, err)
 	}
 }
-

@@ -32,4 +32,3 @@ const writerCheckpointPages = 4096
 func (db *DB) checkpoint(ctx context.Context) {
 	_, _ = db.read.DB.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
 }
-
