@@ -164,7 +164,7 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]Result, error) {
 			conc = 1
 			label = "b batch of 100 (to its end)"
 		case "polled", "polled-plain":
-			id, err := jwt.CreateTemplate(ctx, named(invoice, "Invoice polled batches"))
+			id, err := jwt.CreateTemplate(ctx, named(invoice, "Invoice "+name+" batches"))
 			if err != nil {
 				return nil, fmt.Errorf("polled template: %w", err)
 			}
