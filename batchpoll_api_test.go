@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"folio/app"
 )
 
 // batchDocs returns a batch answer's documents by job id, and their ids in
@@ -256,4 +260,53 @@ func TestBatchPollConsistent(t *testing.T) {
 		}
 	}
 	t.Logf("%d polls, %d answered 304", polls, notModified)
+}
+
+// countingBatches counts the job rows the batch polls read.
+type countingBatches struct {
+	app.BatchStore
+	rows, reads *atomic.Int64
+}
+
+func (c countingBatches) FindBatchDocs(ctx context.Context, batchID string, ids []string) ([]app.BatchDoc, error) {
+	docs, err := c.BatchStore.FindBatchDocs(ctx, batchID, ids)
+	c.rows.Add(int64(len(docs)))
+	c.reads.Add(1)
+	return docs, err
+}
+
+// TestBatchPollReadsEachJobOnce polls a 100-document batch without pause
+// while it runs: however many polls there are, the polls read each job
+// about once in all (its first read, and once when it ends), not once per
+// poll (issue 24: a poll reads the batch row, not its jobs).
+func TestBatchPollReadsEachJobOnce(t *testing.T) {
+	var rows, reads atomic.Int64
+	testHookDocuments = func(d *app.DocumentService) { d.Batches = countingBatches{d.Batches, &rows, &reads} }
+	t.Cleanup(func() { testHookDocuments = nil })
+	s := startServer(t)
+	u := s.signup("Counter")
+	key := s.createKey(u.token, nil)
+	tpl := s.createTemplate(u.token, "Long", longTemplate()).str("id")
+	docs := make([]any, 100)
+	for i := range docs {
+		docs[i] = map[string]any{"variables": map[string]any{"body": fmt.Sprint("document ", i)}}
+	}
+	id := s.must(200, "POST", "/api/v1/documents/generate/batch", key, map[string]any{"templateId": tpl, "format": "pdf", "documents": docs}).str("batchId")
+	polls := 0
+	for deadline := time.Now().Add(2 * time.Minute); ; polls++ {
+		b := s.must(200, "GET", "/api/v1/documents/batches/"+id, key, nil)
+		if b.str("status") != "processing" {
+			if b.str("completedDocuments") != "100" || len(b.get("documents").([]any)) != 100 {
+				t.Fatalf("ended batch = %s", b.raw)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("batch did not end")
+		}
+	}
+	t.Logf("%d polls read %d job rows in %d queries", polls+1, rows.Load(), reads.Load())
+	if rows.Load() > 200 || polls < 3 {
+		t.Fatalf("%d polls read %d job rows; want at most 200 (each job at its first read and when it ended)", polls+1, rows.Load())
+	}
 }
