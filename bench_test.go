@@ -3,9 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // BenchmarkGenerateHTTP measures the synchronous generate path end to end:
@@ -92,4 +96,55 @@ func TestBenchCommandSmoke(t *testing.T) {
 	if b := report.Results[1]; !strings.HasPrefix(b.Scenario, "b batch") || b.Documents%100 != 0 {
 		t.Fatalf("batch result = %+v", b)
 	}
+}
+
+// BenchmarkBatchPoll measures polls of an ended 100-document batch over
+// keep-alive HTTPS, each reading the whole answer: plain, and sending back
+// the last ETag (304 since issue 24). cpu-µs/poll is the process's CPU
+// time, server and client together.
+//
+//	go test -run '^$' -bench BatchPoll -benchtime 2000x .
+func BenchmarkBatchPoll(b *testing.B) {
+	s := startServer(b)
+	u := s.signup("Bench")
+	key := s.createKey(u.token, nil)
+	tpl := s.createTemplate(u.token, "Invoice", invoiceTemplate)
+	docs := make([]any, 100)
+	for i := range docs {
+		docs[i] = map[string]any{"variables": map[string]any{"number": fmt.Sprint(i), "customer": "ACME"}}
+	}
+	r := s.must(200, "POST", "/api/v1/documents/generate/batch", key, map[string]any{"templateId": tpl.str("id"), "format": "pdf", "documents": docs})
+	url := s.URL() + "/api/v1/documents/batches/" + r.str("batchId")
+	etag := s.waitBatch(key, r.str("batchId")).header.Get("ETag")
+	for _, c := range []struct {
+		name, etag string
+	}{{"plain", ""}, {"etag", etag}} {
+		b.Run(c.name, func(b *testing.B) {
+			cpu0 := cpuTime()
+			for b.Loop() {
+				req, _ := http.NewRequest("GET", url, nil)
+				req.Header.Set("Authorization", "Bearer "+key)
+				if c.etag != "" {
+					req.Header.Set("If-None-Match", c.etag)
+				}
+				res, err := s.client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, _ := io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != 200 && res.StatusCode != 304 || res.StatusCode == 200 && n < 100*50 {
+					b.Fatalf("poll: %s, %d bytes", res.Status, n)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/poll")
+		})
+	}
+}
+
+// cpuTime is the process's user and system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

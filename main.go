@@ -212,10 +212,13 @@ type Main struct {
 	// Metrics are served at /metrics (created by Open when nil).
 	Metrics *app.Metrics
 
-	ln            net.Listener
-	stopWorkers   func(context.Context)
-	stopJanitor   func()
-	stopBackfill  func()
+	ln           net.Listener
+	stopWorkers  func(context.Context)
+	stopJanitor  func()
+	stopBackfill func()
+	stopIdleTrim func()
+	// IdleTrim returns memory to the system after a load (app/idletrim.go).
+	IdleTrim      *app.IdleTrim
 	stopDeliverer func(context.Context)
 	stopLimits    func()
 	stopHangup    func()
@@ -341,6 +344,14 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			app.RunJanitor(jctx, m.Logger, 10*time.Minute, m.sweepers...)
 		}()
 	}
+	m.IdleTrim = &app.IdleTrim{Hooks: []func(){docs.TrimCaches}, Logger: m.Logger}
+	ictx, stopIdle := context.WithCancel(context.WithoutCancel(ctx))
+	idleDone := make(chan struct{})
+	m.stopIdleTrim = func() { stopIdle(); <-idleDone }
+	go func() {
+		defer close(idleDone)
+		m.IdleTrim.Run(ictx)
+	}()
 	m.admin = &web.AdminSocket{Path: filepath.Join(c.Data, "admin.sock"), Logger: m.Logger,
 		Backup: func(ctx context.Context, withFiles bool, w io.Writer, progress func(copied, total int64)) error {
 			return store.WriteBackup(ctx, m.DB, m.Bolt, c.Data, withFiles, w, progress)
@@ -570,6 +581,9 @@ func (m *Main) Close() error {
 	}
 	if m.stopBackfill != nil {
 		m.stopBackfill()
+	}
+	if m.stopIdleTrim != nil {
+		m.stopIdleTrim()
 	}
 	m.drain()
 	if m.stopHangup != nil {
@@ -805,7 +819,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	conc := fs.Int("concurrency", 8, "concurrent clients")
 	dur := fs.Duration("duration", 10*time.Second, "time per scenario")
-	scen := fs.String("scenarios", strings.Join(client.Scenarios, ","), "scenarios to run")
+	scen := fs.String("scenarios", strings.Join(client.Scenarios, ","), "scenarios to run (also: "+strings.Join(client.ExtraScenarios, ",")+")")
 	examples := fs.String("examples", "testdata/templates", "directory with invoice.json and invoice.vars.json")
 	workers := fs.Int("workers", runtime.NumCPU(), "document workers")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
@@ -950,12 +964,17 @@ func soak(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&r.Teams, "teams", 20, "teams")
 	fs.StringVar(&r.Examples, "examples", "testdata/templates", "directory with invoice.json and invoice.vars.json")
 	fs.BoolVar(&r.JSON, "json", false, "print JSON")
+	fs.BoolVar(&r.GenerateOnly, "generate-only", false, "send only synchronous PDF generates instead of the mix")
+	fs.DurationVar(&r.Idle, "idle", 0, "then sample the server's RSS for this long with no load")
+	fs.StringVar(&r.Binary, "server", "", "folio binary to run as the server (default: this one)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	var err error
-	if r.Binary, err = os.Executable(); err != nil {
-		return err
+	if r.Binary == "" {
+		if r.Binary, err = os.Executable(); err != nil {
+			return err
+		}
 	}
 	return client.RunSoak(ctx, r)
 }

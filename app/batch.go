@@ -30,15 +30,44 @@ type Batch struct {
 	Failed      int
 	CreatedAt   time.Time
 	CompletedAt *time.Time
+	// Version rises with every change of one of the batch's jobs (status,
+	// deletion), in the same transaction.
+	Version int64
+	// States holds one BatchState a document, in request order; empty for
+	// batches created before it existed (migration 0017).
+	States string
+}
+
+// BatchState is a document's state in Batch.States.
+type BatchState = byte
+
+// The states of Batch.States.
+const (
+	BatchPending    BatchState = 'p'
+	BatchProcessing BatchState = 'r'
+	BatchCompleted  BatchState = 'c'
+	BatchFailed     BatchState = 'f'
+	BatchGone       BatchState = '-' // deleted
+)
+
+// BatchDoc is what a batch's documents list shows of one of its jobs.
+type BatchDoc struct {
+	JobID     string
+	Seq       int // index in Batch.States; -1 for batches without states
+	Status    string
+	Error     string
+	ExpiresAt *time.Time
 }
 
 // BatchStore keeps batches.
 type BatchStore interface {
 	// CreateBatch inserts the batch and its jobs in one transaction.
 	CreateBatch(ctx context.Context, charge *Charge, b *Batch, jobs []*Job) error
+	// FindBatchByID returns a batch with its version and states.
 	FindBatchByID(ctx context.Context, teamID, id string) (*Batch, error)
-	// FindBatchJobs returns a batch's jobs in request order.
-	FindBatchJobs(ctx context.Context, batchID string) ([]*Job, error)
+	// FindBatchDocs returns a batch's documents in request order, or
+	// those among ids (not nil) in any order.
+	FindBatchDocs(ctx context.Context, batchID string, ids []string) ([]BatchDoc, error)
 }
 
 // BatchInput is the body of POST /api/v1/documents/generate/batch.
@@ -66,18 +95,18 @@ type BatchDocument struct {
 	DocumentMetadata json.RawMessage `json:"documentMetadata,omitempty"`
 }
 
-// BatchView is the batch object of the API.
+// BatchView is the batch object of the API; BatchJSON adds its documents
+// list (the answer to batch creation has none).
 type BatchView struct {
-	BatchID            string       `json:"batchId"`
-	Status             string       `json:"status"`
-	TemplateID         string       `json:"templateId"`
-	Format             string       `json:"format"`
-	TotalDocuments     int          `json:"totalDocuments"`
-	CompletedDocuments int          `json:"completedDocuments"`
-	FailedDocuments    int          `json:"failedDocuments"`
-	Documents          []BatchEntry `json:"documents,omitempty"`
-	CreatedAt          time.Time    `json:"createdAt"`
-	CompletedAt        *time.Time   `json:"completedAt,omitempty"`
+	BatchID            string     `json:"batchId"`
+	Status             string     `json:"status"`
+	TemplateID         string     `json:"templateId"`
+	Format             string     `json:"format"`
+	TotalDocuments     int        `json:"totalDocuments"`
+	CompletedDocuments int        `json:"completedDocuments"`
+	FailedDocuments    int        `json:"failedDocuments"`
+	CreatedAt          time.Time  `json:"createdAt"`
+	CompletedAt        *time.Time `json:"completedAt,omitempty"`
 }
 
 // BatchEntry is one entry of a batch's documents list.
@@ -171,39 +200,14 @@ func (s *DocumentService) GenerateBatch(ctx context.Context, in BatchInput) (*Ba
 	if err := s.queue(ctx, jobs); err != nil {
 		return nil, err
 	}
-	return s.batchView(b, nil), nil
+	return s.batchView(b), nil
 }
 
-// FindBatch returns a batch with its documents and their download links.
-func (s *DocumentService) FindBatch(ctx context.Context, id string) (*BatchView, error) {
-	p, err := PrincipalFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.Require(PermAttachmentsRead); err != nil {
-		return nil, err
-	}
-	b, err := s.Batches.FindBatchByID(ctx, p.TeamID, id)
-	if err != nil {
-		return nil, err
-	}
-	jobs, err := s.Batches.FindBatchJobs(ctx, b.ID)
-	if err != nil {
-		return nil, err
-	}
-	return s.batchView(b, jobs), nil
-}
-
-func (s *DocumentService) batchView(b *Batch, jobs []*Job) *BatchView {
-	v := &BatchView{
+func (s *DocumentService) batchView(b *Batch) *BatchView {
+	return &BatchView{
 		BatchID: b.ID, Status: b.Status, TemplateID: b.TemplateID, Format: b.Format, TotalDocuments: b.Total,
 		CompletedDocuments: b.Completed, FailedDocuments: b.Failed, CreatedAt: b.CreatedAt, CompletedAt: b.CompletedAt,
 	}
-	for _, j := range jobs {
-		jv := s.View(j)
-		v.Documents = append(v.Documents, BatchEntry{JobID: j.ID, Status: j.Status, DownloadURL: jv.DownloadURL, Error: j.Error})
-	}
-	return v
 }
 
 // BatchDryRun is the answer of POST /api/v1/documents/generate/batch?dryRun=true:

@@ -64,6 +64,10 @@ type DocumentService struct {
 	// job id, until they end: passwords are never stored (pdfoptions.go).
 	pdfSecrets sync.Map
 
+	lists         batchLists // documents lists of polled batches (batchlist.go)
+	linkPrintOnce sync.Once
+	linkPrintHex  string
+
 	draining chan struct{} // closed when the workers stop
 	running  atomic.Int32  // live workers
 }

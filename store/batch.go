@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 
 	"folio/app"
 )
@@ -26,32 +27,86 @@ func scanBatch(row scanner) (*app.Batch, error) {
 	return &b, nil
 }
 
-// CreateBatch inserts a batch and its jobs and pays for them, in one transaction.
+// CreateBatch inserts a batch and its jobs and pays for them, in one
+// transaction. The batch's states start all pending and each job gets its
+// index in them, batch_seq (migration 0017): triggers keep them and the
+// version up to date from then on.
 func (db *DB) CreateBatch(ctx context.Context, charge *app.Charge, b *app.Batch, jobs []*app.Job) error {
+	ids := make([]string, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	states := strings.Repeat(string(app.BatchPending), len(jobs))
 	return db.tx(ctx, func(tx *Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO batches (`+batchCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			b.ID, b.TeamID, b.TemplateID, b.Format, b.Status, b.Total, b.Completed, b.Failed, ms(b.CreatedAt), msPtr(b.CompletedAt)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO batches (`+batchCols+`, states) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			b.ID, b.TeamID, b.TemplateID, b.Format, b.Status, b.Total, b.Completed, b.Failed, ms(b.CreatedAt), msPtr(b.CompletedAt), states); err != nil {
 			return err
 		}
 		if err := insertJobs(ctx, tx, jobs); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET batch_seq = CAST(l.key AS INTEGER) FROM json_each(?) AS l WHERE jobs.id = l.value`,
+			mustJSON(ids)); err != nil {
+			return err
+		}
+		b.States = states
 		return chargeJobs(ctx, tx, charge, jobs)
 	})
 }
 
-// FindBatchByID returns one of a team's batches.
+// FindBatchByID returns one of a team's batches with its version and
+// states: one row, whatever the batch's size.
 func (db *DB) FindBatchByID(ctx context.Context, teamID, id string) (*app.Batch, error) {
-	return scanBatch(db.read.QueryRowContext(ctx, `SELECT `+batchCols+` FROM batches WHERE team_id = ? AND id = ?`, teamID, id))
+	var version int64
+	var states sql.NullString
+	b, err := scanBatch(withDest{db.read.QueryRowContext(ctx, `SELECT `+batchCols+`, version, states FROM batches WHERE team_id = ? AND id = ?`, teamID, id),
+		[]any{&version, &states}})
+	if err != nil {
+		return nil, err
+	}
+	b.Version, b.States = version, states.String
+	return b, nil
 }
 
-// FindBatchJobs returns a batch's jobs in request order (rowid order).
+// withDest scans a row whose last columns are read into dest.
+type withDest struct {
+	scanner
+	dest []any
+}
+
+func (w withDest) Scan(dest ...any) error { return w.scanner.Scan(append(dest, w.dest...)...) }
+
+const batchDocCols = `id, COALESCE(batch_seq, -1), status, error, expires_at`
+
+// FindBatchDocs returns what a batch's documents list shows of its jobs,
+// in request order. ids, when not nil, picks some of them (a poll reads
+// only the jobs that ended since its cached version).
+func (db *DB) FindBatchDocs(ctx context.Context, batchID string, ids []string) ([]app.BatchDoc, error) {
+	query, args := `SELECT `+batchDocCols+` FROM jobs WHERE batch_id = ? AND batch_id != '' ORDER BY rowid`, []any{batchID}
+	if ids != nil {
+		query, args = `SELECT `+batchDocCols+` FROM jobs WHERE id IN (SELECT value FROM json_each(?)) AND batch_id = ?`, []any{mustJSON(ids), batchID}
+	}
+	rows, err := db.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []app.BatchDoc
+	for rows.Next() {
+		var d app.BatchDoc
+		var expires sql.NullInt64
+		if err := rows.Scan(&d.JobID, &d.Seq, &d.Status, &d.Error, &expires); err != nil {
+			return nil, err
+		}
+		d.ExpiresAt = fromNullMS(expires)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// findBatchJobs returns a batch's jobs in request order (rowid order).
 // Every lookup by batch_id also requires it not empty, or SQLite cannot
 // use the partial index jobs_batch and reads every job (issue 19).
-func (db *DB) FindBatchJobs(ctx context.Context, batchID string) ([]*app.Job, error) {
-	return findBatchJobs(ctx, db.read, batchID)
-}
-
 func findBatchJobs(ctx context.Context, q querier, batchID string) ([]*app.Job, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE batch_id = ? AND batch_id != '' ORDER BY rowid`, batchID)
 	if err != nil {

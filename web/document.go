@@ -147,14 +147,42 @@ func (s *Server) handleGenerateBatch(w http.ResponseWriter, r *http.Request) err
 	return nil
 }
 
-// handleGetBatch serves GET /api/v1/documents/batches/{batchId}.
+// handleGetBatch serves GET /api/v1/documents/batches/{batchId}, with an
+// ETag: a poll sending it back in If-None-Match while the batch has not
+// changed gets 304 and no body. The answer may be kept by the client
+// (private) but must be checked again each time (no-cache).
 func (s *Server) handleGetBatch(w http.ResponseWriter, r *http.Request) error {
-	b, err := s.Documents.FindBatch(r.Context(), r.PathValue("batchId"))
+	body, etag, err := s.Documents.BatchJSON(r.Context(), r.PathValue("batchId"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, b)
+	h := w.Header()
+	h.Set("Cache-Control", "private, no-cache")
+	if etag != "" {
+		h.Set("ETag", etag)
+		if etagMatches(r.Header.Get("If-None-Match"), etag) {
+			w.WriteHeader(http.StatusNotModified)
+			return nil
+		}
+	}
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
 	return nil
+}
+
+// etagMatches reports whether an If-None-Match header names etag (weak
+// comparison, as RFC 9110 asks for If-None-Match).
+func etagMatches(header, etag string) bool {
+	for header != "" {
+		var tag string
+		tag, header, _ = strings.Cut(header, ",")
+		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
+		if tag == "*" || tag == strings.TrimPrefix(etag, "W/") {
+			return true
+		}
+	}
+	return false
 }
 
 // handleRetryJob serves POST /api/v1/documents/jobs/{jobId}/retry.

@@ -188,15 +188,53 @@ func (c *Client) GenerateBatch(ctx context.Context, templateID, format string, v
 	return &b, err
 }
 
-// WaitBatch polls a batch every interval until it ends or ctx ends.
+// WaitBatch polls a batch every interval until it ends or ctx ends. Each
+// poll sends the last answer's ETag: an unchanged batch answers 304 and
+// no body.
 func (c *Client) WaitBatch(ctx context.Context, id string, interval time.Duration) (*Batch, error) {
+	return c.waitBatch(ctx, id, interval, true)
+}
+
+// waitBatch is WaitBatch, with conditional polls or without.
+func (c *Client) waitBatch(ctx context.Context, id string, interval time.Duration, conditional bool) (*Batch, error) {
+	var b *Batch
+	etag := ""
 	for {
-		var b Batch
-		if err := c.Do(ctx, "GET", "/api/v1/documents/batches/"+id, nil, &b); err != nil {
+		req, err := http.NewRequestWithContext(ctx, "GET", c.BaseURL+"/api/v1/documents/batches/"+id, nil)
+		if err != nil {
 			return nil, err
 		}
+		if c.Token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.Token)
+		}
+		if conditional && etag != "" {
+			req.Header.Set("If-None-Match", etag)
+		}
+		res, err := c.HTTP.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		switch {
+		case err != nil:
+			return nil, err
+		case res.StatusCode == http.StatusNotModified && b != nil:
+		case res.StatusCode == http.StatusOK:
+			b = &Batch{}
+			if err := json.Unmarshal(raw, b); err != nil {
+				return nil, err
+			}
+			etag = res.Header.Get("ETag")
+		default:
+			e := &Error{StatusCode: res.StatusCode}
+			if json.Unmarshal(raw, e) != nil || e.Code == "" {
+				e.Message = strings.TrimSpace(string(raw))
+			}
+			return nil, e
+		}
 		if b.Status != "processing" {
-			return &b, nil
+			return b, nil
 		}
 		select {
 		case <-ctx.Done():

@@ -15,8 +15,21 @@ import (
 )
 
 // Scenario names of the bench (issue 12): a = invoice, b = batch,
-// c = report, d = xlsx, e = render.
+// c = report, d = xlsx, e = render; f = polled (issue 24), run only when
+// named.
 var Scenarios = []string{"render", "invoice", "batch", "report", "xlsx"}
+
+// ExtraScenarios are scenarios run only when --scenarios names them:
+// polled sends each poll with the last ETag (as WaitBatch does),
+// polled-plain without.
+var ExtraScenarios = []string{"polled", "polled-plain"}
+
+// Polled batches (issue 24): PolledBatches batches of 100 at once, each
+// polled by its own client every PollInterval until it ends.
+const (
+	PolledBatches = 10
+	PollInterval  = 10 * time.Millisecond
+)
 
 // BenchConfig drives Bench.
 type BenchConfig struct {
@@ -86,8 +99,8 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]Result, error) {
 	}
 	var results []Result
 	for _, name := range cfg.Scenarios {
-		if !slices.Contains(Scenarios, name) {
-			return nil, fmt.Errorf("unknown scenario %q (%s)", name, strings.Join(Scenarios, ", "))
+		if !slices.Contains(Scenarios, name) && !slices.Contains(ExtraScenarios, name) {
+			return nil, fmt.Errorf("unknown scenario %q (%s)", name, strings.Join(append(slices.Clone(Scenarios), ExtraScenarios...), ", "))
 		}
 		if cfg.Progress != nil {
 			cfg.Progress(name)
@@ -150,6 +163,17 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]Result, error) {
 			}
 			conc = 1
 			label = "b batch of 100 (to its end)"
+		case "polled", "polled-plain":
+			id, err := jwt.CreateTemplate(ctx, named(invoice, "Invoice "+name+" batches"))
+			if err != nil {
+				return nil, fmt.Errorf("polled template: %w", err)
+			}
+			op = polledOp(api, id, invoiceVars, name == "polled")
+			conc = 1
+			label = fmt.Sprintf("f %d batches of 100, each polled every %s", PolledBatches, PollInterval)
+			if name == "polled-plain" {
+				label += " (no ETag)"
+			}
 		case "report":
 			id, vars, pages, err := reportTemplate(ctx, jwt)
 			if err != nil {
@@ -169,6 +193,42 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]Result, error) {
 		results = append(results, Run(ctx, label, conc, cfg.Duration, maxOps, op))
 	}
 	return results, nil
+}
+
+// polledOp queues PolledBatches batches of 100 at once and polls each
+// every PollInterval, as a client without webhooks does, until all have
+// ended: its latency is the time to the last batch's end. conditional
+// sends each poll with the last answer's ETag.
+func polledOp(c *Client, templateID string, invoiceVars map[string]any, conditional bool) Op {
+	vars := make([]any, 100)
+	for i := range vars {
+		vars[i] = invoiceVars
+	}
+	return func(ctx context.Context) (int, error) {
+		errs := make(chan error, PolledBatches)
+		for range PolledBatches {
+			go func() {
+				b, err := c.GenerateBatch(ctx, templateID, "pdf", vars)
+				if err == nil {
+					b, err = c.waitBatch(ctx, b.BatchID, PollInterval, conditional)
+				}
+				if err == nil && b.CompletedDocuments != 100 {
+					err = fmt.Errorf("batch %s: %d completed, %d failed", b.BatchID, b.CompletedDocuments, b.FailedDocuments)
+				}
+				errs <- err
+			}()
+		}
+		var first error
+		for range PolledBatches {
+			if err := <-errs; err != nil && first == nil {
+				first = err
+			}
+		}
+		if first != nil {
+			return 0, first
+		}
+		return PolledBatches * 100, nil
+	}
 }
 
 func generateOp(c *Client, templateID, format string, vars any) Op {
