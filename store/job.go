@@ -241,6 +241,11 @@ func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events 
 			return err
 		}
 		out.Ended, out.Job = true, j
+		if j.Status == app.StatusCompleted {
+			if err := insertJobFile(ctx, tx, j.ID, r.Output); err != nil {
+				return err
+			}
+		}
 		if err := countJob(ctx, tx, j); err != nil {
 			return err
 		}
@@ -417,10 +422,16 @@ func (db *DB) ExpiredFiles(ctx context.Context, now time.Time, limit int) ([]*ap
 	return out, rows.Err()
 }
 
-// ClearFile forgets a job's file.
+// ClearFile forgets a job's file, and drops the document when the
+// database kept it (job_files).
 func (db *DB) ClearFile(ctx context.Context, id string) error {
-	_, err := db.write.ExecContext(ctx, `UPDATE jobs SET file_path = '', file_size = 0 WHERE id = ?`, id)
-	return err
+	return db.tx(ctx, func(tx *Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM job_files WHERE job_id = ?`, id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET file_path = '', file_size = 0 WHERE id = ?`, id)
+		return err
+	})
 }
 
 // UnfinishedJobIDs lists pending and processing jobs created before
