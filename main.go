@@ -119,7 +119,7 @@ type Config struct {
 	// benchmark times reads before it deletes anything). No flag.
 	NoJanitor bool
 	// InlineMax is the largest document kept in the database instead of
-	// a file (0: app.DefaultInlineMax, 256 KB; negative: every document
+	// a file (0: app.DefaultInlineMax, 64 KB; negative: every document
 	// is a file). No flag: tests of the file path.
 	InlineMax int
 }

@@ -9,11 +9,12 @@ import (
 )
 
 // DefaultInlineMax is the largest document kept in the database with its
-// job's end rather than in a file: small documents (an invoice is 30–50 KB)
-// cost one shared SQLite commit instead of a temp file, two fsyncs and a
-// rename; past a few hundred KB a file is cheaper to write and to serve
-// (docs/decisions.md, One durable write per document).
-const DefaultInlineMax = 256 << 10
+// job's end rather than in a file: a small document (an invoice is 11 KB)
+// costs a share of one grouped SQLite commit instead of a temp file, two
+// fsyncs and a rename; past about 64 KB the single writer copying pages
+// costs more than a file written beside it (store's BenchmarkKeepDocument;
+// docs/decisions.md, One durable write per document).
+const DefaultInlineMax = 64 << 10
 
 // inline reports whether doc is kept in the database.
 func (s *DocumentService) inline(doc []byte) bool {
