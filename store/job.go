@@ -73,18 +73,24 @@ func (db *DB) CreateJobs(ctx context.Context, charge *app.Charge, jobs ...*app.J
 
 func insertJobs(ctx context.Context, tx *Tx, jobs []*app.Job) error {
 	for _, j := range jobs {
-		var info any
-		if j.ErrorInfo != nil {
-			info = mustJSON(j.ErrorInfo)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
-			nullJSON(j.Metadata), nullJSON(j.Variables), j.Priority, j.Error, j.ErrorCode, info, j.FilePath, j.FileSize,
-			j.APIKeyID, j.CreatedBy, j.Attempts, ms(j.CreatedAt), msPtr(j.StartedAt), msPtr(j.CompletedAt), msPtr(j.ExpiresAt), j.DurationMS,
-			j.TemplateVersion, j.RequestID, j.Crashes, j.Locale); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			jobArgs(j)...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// jobArgs are a job's values in jobCols order.
+func jobArgs(j *app.Job) []any {
+	var info any
+	if j.ErrorInfo != nil {
+		info = mustJSON(j.ErrorInfo)
+	}
+	return []any{j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
+		nullJSON(j.Metadata), nullJSON(j.Variables), j.Priority, j.Error, j.ErrorCode, info, j.FilePath, j.FileSize,
+		j.APIKeyID, j.CreatedBy, j.Attempts, ms(j.CreatedAt), msPtr(j.StartedAt), msPtr(j.CompletedAt), msPtr(j.ExpiresAt), j.DurationMS,
+		j.TemplateVersion, j.RequestID, j.Crashes, j.Locale}
 }
 
 // FindJobByID returns one of a team's jobs.

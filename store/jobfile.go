@@ -39,13 +39,19 @@ func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r a
 	var out app.FinishOutcome
 	err := db.tx(ctx, func(tx *Tx) error {
 		out = app.FinishOutcome{}
-		if err := insertJobs(ctx, tx, []*app.Job{&ended}); err != nil {
+		var how, month string
+		if ended.Status == app.StatusCompleted && charge != nil {
+			var err error
+			if how, err = chargeOne(ctx, tx, charge); err != nil {
+				return err
+			}
+			month = charge.Month
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`, charged, charge_month) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			append(jobArgs(&ended), how, month)...); err != nil {
 			return err
 		}
 		if ended.Status == app.StatusCompleted {
-			if err := chargeJobs(ctx, tx, charge, []*app.Job{&ended}); err != nil {
-				return err
-			}
 			if err := insertJobFile(ctx, tx, ended.ID, r.Output); err != nil {
 				return err
 			}
@@ -62,16 +68,50 @@ func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r a
 		if events == nil {
 			return nil
 		}
-		var err error
-		if out.Events, err = events(&ended, nil, nil); err != nil {
+		built, err := events(&ended, nil, nil)
+		if err != nil {
 			return err
 		}
-		return insertEvents(ctx, tx, out.Events)
+		// Only the stored ones (a subscription asks for them) are worth
+		// dispatching: the others would wake the deliverer for nothing.
+		out.Events, err = storeEvents(ctx, tx, built)
+		return err
 	})
 	if err != nil {
 		return app.FinishOutcome{}, err
 	}
 	return out, nil
+}
+
+// chargeOne pays for one job from the month's quota, else from credits, as
+// chargeJobs does, with one read, and returns how ("quota" or "credits")
+// for the job's row.
+func chargeOne(ctx context.Context, tx *Tx, c *app.Charge) (string, error) {
+	var used, credits int64
+	err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT documents FROM usage WHERE team_id = ?1 AND month = ?2), 0), credits
+		FROM teams WHERE id = ?1`, c.TeamID, c.Month).Scan(&used, &credits)
+	if err != nil {
+		return "", err
+	}
+	left := max(0, c.Quota-used)
+	if left+credits < 1 {
+		return "", app.ErrQuota(c.Quota, used, credits, 1)
+	}
+	how, fromQuota, fromCredits := "quota", 1, 0
+	if left == 0 {
+		how, fromQuota, fromCredits = "credits", 0, 1
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO usage (team_id, month, documents, credits_used) VALUES (?, ?, ?, ?)
+		ON CONFLICT (team_id, month) DO UPDATE SET documents = documents + excluded.documents, credits_used = credits_used + excluded.credits_used`,
+		c.TeamID, c.Month, fromQuota, fromCredits); err != nil {
+		return "", err
+	}
+	if fromCredits > 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE teams SET credits = credits - 1 WHERE id = ?`, c.TeamID); err != nil {
+			return "", err
+		}
+	}
+	return how, nil
 }
 
 // insertJobFile keeps a job's document in the database (nothing when data

@@ -76,6 +76,31 @@ func TestRecordJob(t *testing.T) {
 		t.Fatalf("usage after the refusal %+v, want 1 document", u)
 	}
 
+	// A credit pays when the quota is spent; the row says how it was paid.
+	if err := db.AddTeamCredits(ctx, team, 1, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.RecordJob(ctx, charge, job("job_e"), done, nil); err != nil {
+		t.Fatal(err)
+	}
+	paid := map[string]string{}
+	for _, id := range []string{"job_a", "job_b", "job_e"} {
+		var how string
+		if err := db.read.QueryRowContext(ctx, `SELECT charged FROM jobs WHERE id = ?`, id).Scan(&how); err != nil {
+			t.Fatal(err)
+		}
+		paid[id] = how
+	}
+	if paid["job_a"] != "quota" || paid["job_b"] != "" || paid["job_e"] != "credits" {
+		t.Fatalf("charged: %v; want job_a quota, job_b nothing, job_e credits", paid)
+	}
+	if u, _ := db.FindUsage(ctx, team, charge.Month); u.Documents != 1 || u.CreditsUsed != 1 {
+		t.Fatalf("usage %+v, want 1 document and 1 credit", u)
+	}
+	if tm, _ := db.FindTeam(ctx, team); tm.Credits != 0 {
+		t.Fatalf("team credits %d, want 0", tm.Credits)
+	}
+
 	// Retention clears the document; a delete takes it with the job.
 	if err := db.ClearFile(ctx, "job_a"); err != nil {
 		t.Fatal(err)
@@ -90,9 +115,8 @@ func TestRecordJob(t *testing.T) {
 	if _, err := db.DeleteJobs(ctx, team, []string{"job_d"}, now, nil); err != nil {
 		t.Fatal(err)
 	}
-	var n int
-	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM job_files`).Scan(&n); err != nil || n != 0 {
-		t.Fatalf("%d documents left after the delete (%v)", n, err)
+	if _, err := db.FindJobFile(ctx, "job_d"); app.ErrorCode(err) != app.ECodeFileGone {
+		t.Fatalf("document after its job's delete: %v", err)
 	}
 }
 
