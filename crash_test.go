@@ -47,10 +47,14 @@ func TestMain(m *testing.M) {
 			// recover cannot catch) while rendering any job whose
 			// variables hold "poison".
 			testHookDocuments = func(s *app.DocumentService) { s.Jobs = crashOnPoison{s.Jobs} }
+		case "before-record":
+			// Die like kill -9 after a document is rendered, before its
+			// one write: RecordJob (synchronous) or FinishJob (queued).
+			testHookDocuments = func(s *app.DocumentService) { s.Jobs = crashBeforeRecord{s.Jobs} }
 		case "hold-writes":
 			// Not a crash: every document's write takes two minutes, so a
 			// drain waits for the job running (signal_test.go).
-			testHookDocuments = func(s *app.DocumentService) { s.Files = slowWrites{s.Files} }
+			testHookDocuments = func(s *app.DocumentService) { s.Files, s.InlineMax = slowWrites{s.Files}, -1 }
 		}
 		os.Exit(run(context.Background(), strings.Fields(args), os.Stdout, os.Stderr))
 	}

@@ -34,7 +34,7 @@ func (f *fullDisk) WriteFile(name string, write func(w io.Writer) error) (int64,
 func TestDiskFullFailsTheJobAndServiceGoesOn(t *testing.T) {
 	s := startServer(t)
 	disk := &fullDisk{FileStore: s.Server.Documents.Files}
-	s.Server.Documents.Files = disk
+	s.Server.Documents.Files, s.Server.Documents.InlineMax = disk, -1 // every document a file
 	u := s.signup("Disk")
 	key := s.createKey(u.token, nil)
 	tpl := s.createTemplate(u.token, "Invoice", invoiceTemplate)

@@ -186,7 +186,7 @@ func TestFailedJobRetryAndBatchFailure(t *testing.T) {
 }
 
 func TestJobListExportDelete(t *testing.T) {
-	s := startServer(t)
+	s := startServer(t, func(c *Config) { c.InlineMax = -1 }) // documents as files (TestInlineDocument: in the database)
 	u := s.signup("Lister")
 	key := s.createKey(u.token, nil)
 	inv := s.createTemplate(u.token, "Invoice", invoiceTemplate)
@@ -347,7 +347,7 @@ func TestRetentionJanitor(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	m := &Main{Now: clock}
-	s := startMain(t, m, func(c *Config) { c.DefaultPlan = "free" })
+	s := startMain(t, m, func(c *Config) { c.DefaultPlan = "free"; c.InlineMax = -1 }) // documents as files (TestInlineDocument: in the database)
 	u := s.signup("Keeper")
 	key := s.createKey(u.token, nil)
 	tpl := s.createTemplate(u.token, "Invoice", invoiceTemplate)

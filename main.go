@@ -121,6 +121,10 @@ type Config struct {
 	// NoJanitor leaves retention to calls of Main.Sweep (the growth
 	// benchmark times reads before it deletes anything). No flag.
 	NoJanitor bool
+	// InlineMax is the largest document kept in the database instead of
+	// a file (0: app.DefaultInlineMax, 64 KB; negative: every document
+	// is a file). No flag: tests of the file path.
+	InlineMax int
 }
 
 // flags defines the serve flags on fs, with FOLIO_<NAME> environment
@@ -297,7 +301,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	docs := &app.DocumentService{
 		Jobs: m.DB, Batches: m.DB, Templates: templates, Teams: meta.Teams(m.DB), Meta: meta, Queue: m.Bolt, Files: &store.Files{Root: filepath.Join(c.Data, "files")},
 		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics,
-		Limits: c.Limits, GenerateWait: c.GenerateWait,
+		Limits: c.Limits, GenerateWait: c.GenerateWait, InlineMax: c.InlineMax,
 	}
 	if testHookDocuments != nil {
 		testHookDocuments(docs)

@@ -41,7 +41,7 @@ func TestPermDataDirIsPrivate(t *testing.T) {
 	if err := os.Chmod(data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := startServerIn(t, data)
+	s := startServerIn(t, data, func(c *Config) { c.InlineMax = -1 }) // the document as a file, to check its mode
 
 	// Mail (signup writes a verification .eml), a verified user, a TOTP
 	// secret, a webhook secret, an avatar, a generated document.

@@ -34,10 +34,12 @@ type gate struct {
 	order []string // job ids, in the order their writes ran
 }
 
-// newGate puts a closed gate in front of the server's document files.
+// newGate puts a closed gate in front of the server's document files, and
+// makes every document a file (none is kept in the database), so that
+// every document's write passes the gate.
 func newGate(t *testing.T, s *testServer) *gate {
 	g := &gate{FileStore: s.Server.Documents.Files, t: t, held: make(chan string), pass: make(chan struct{}), open: make(chan struct{})}
-	s.Server.Documents.Files = g
+	s.Server.Documents.Files, s.Server.Documents.InlineMax = g, -1
 	t.Cleanup(g.Open) // runs before the server's Close, registered earlier
 	return g
 }

@@ -470,7 +470,7 @@ func TestAutomationFields(t *testing.T) {
 func TestRetryRendersTheJobsTemplateState(t *testing.T) {
 	s := startServer(t)
 	disk := &fullDisk{FileStore: s.Server.Documents.Files}
-	s.Server.Documents.Files = disk
+	s.Server.Documents.Files, s.Server.Documents.InlineMax = disk, -1 // every document a file
 	u := s.signup("Retrier")
 	key := s.createKey(u.token, nil)
 	id := s.createTemplate(u.token, "Pinned", editionTemplate("alpha")).str("id")

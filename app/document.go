@@ -1,9 +1,11 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"regexp"
 	"slices"
@@ -53,13 +55,16 @@ type DocumentService struct {
 	// DefaultJobLease); its worker renews it every third of that while
 	// the job runs.
 	JobLease time.Duration
+	// InlineMax is the largest document, in bytes, kept in the database
+	// with its job's end instead of in a file (0: DefaultInlineMax;
+	// negative: every document is a file).
+	InlineMax int
 
-	wake    chan struct{}
-	workers int
-	checked sync.Map // job id -> checkedValues of a synchronous generate
-	mu      sync.Mutex
-	waiters map[string][]chan *Job
-	active  map[string]bool // ids of the jobs this process runs now (under mu)
+	wake     chan struct{}
+	syncRuns chan *syncRun // synchronous generates handed to a worker (unbuffered)
+	workers  int
+	mu       sync.Mutex
+	active   map[string]bool // ids of the jobs this process runs now (under mu)
 	// pdfSecrets holds the checked PDF options of jobs that encrypt, by
 	// job id, until they end: passwords are never stored (pdfoptions.go).
 	pdfSecrets sync.Map
@@ -92,10 +97,11 @@ type GenerateInput struct {
 
 var badFilename = regexp.MustCompile(`[^\p{L}\p{N} ._()\-]+`)
 
-// Generate records a job and queues it. Async answers at once with the job
-// pending; otherwise it waits up to GenerateWait for the job to end. A job
-// that fails while waited for returns its error (with the jobId in
-// relatedInfo); the job stays recorded.
+// Generate makes a document. Async records a job, queues it and answers at
+// once with the job pending. Otherwise a worker renders it from the values
+// checked here and records it once, at its end (generateSync), waiting up
+// to GenerateWait. A job that fails while waited for returns its error
+// (with the jobId in relatedInfo); the job stays recorded.
 func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async bool) (*JobView, error) {
 	p, t, err := s.generationTarget(ctx, in.TemplateID, in.Format, in.Version)
 	if err != nil {
@@ -132,45 +138,21 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 		}
 		return s.View(j), nil
 	}
-	done := s.wait(j.ID)
-	defer s.unwait(j.ID, done)
-	// The worker renders the values checked here unless the template
-	// changed meanwhile; only waited-for jobs leave them, so they never
-	// outlive the request.
-	s.checked.Store(j.ID, checkedValues{ct, values})
-	defer s.checked.Delete(j.ID)
+	if s.syncRuns != nil {
+		return s.generateSync(ctx, j, t, ct, values)
+	}
+	// No workers in this process (Start was not called): the job is
+	// queued for a process that runs them, and its state answered.
 	if err := s.enqueue(ctx, j); err != nil {
 		s.pdfSecrets.Delete(j.ID)
 		return nil, err
 	}
-	wait := s.GenerateWait
-	if wait <= 0 {
-		wait = DefaultGenerateWait
-	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	var ended *Job // the job as its end recorded it, when it ended while waited for
-	select {
-	case ended = <-done:
-	case <-timer.C:
-	case <-ctx.Done():
-	case <-s.drain():
-		// Shutting down: a running job may still finish within the grace
-		// period; a queued one waits for the next start, so answer with its
-		// state now.
-		if cur, err := s.Jobs.FindJobForWorker(context.WithoutCancel(ctx), j.ID); err == nil && cur.Status == StatusProcessing {
-			select {
-			case ended = <-done:
-			case <-timer.C:
-			case <-ctx.Done():
-			}
-		}
-	}
-	if ended != nil {
-		j = ended
-	} else if j, err = s.Jobs.FindJobForWorker(context.WithoutCancel(ctx), j.ID); err != nil {
-		return nil, err
-	}
+	return s.View(j), nil
+}
+
+// answer is a synchronous generate's answer for its job as found: a job
+// that failed returns its error (with the jobId in relatedInfo).
+func (s *DocumentService) answer(j *Job) (*JobView, error) {
 	if j.Status == StatusFailed && j.ErrorCode != "" {
 		e := &Error{Code: j.ErrorCode, Message: j.Error, Info: j.ErrorInfo}
 		return nil, e.WithInfo("jobId", j.ID)
@@ -317,13 +299,33 @@ func (s *DocumentService) Download(ctx context.Context, jobID, expires, signatur
 	if j.Status != StatusCompleted || j.FilePath == "" {
 		return nil, nil, time.Time{}, &Error{Code: ECodeFileGone, Message: "the document no longer exists"}
 	}
-	f, mod, err := s.Files.OpenFile(j.FilePath)
+	f, mod, err := s.openDocument(ctx, j)
 	if err != nil {
 		return nil, nil, time.Time{}, &Error{Code: ECodeFileGone, Message: "the document no longer exists"}
 	}
 	j.Filename = s.downloadName(ctx, j)
 	return j, f, mod, nil
 }
+
+// openDocument opens a completed job's document, from the database when
+// it keeps it (job_files), else from its file; mod is when it was made.
+func (s *DocumentService) openDocument(ctx context.Context, j *Job) (f ReadSeekCloser, mod time.Time, err error) {
+	data, err := s.Jobs.FindJobFile(ctx, j.ID)
+	if ErrorCode(err) == ECodeFileGone {
+		return s.Files.OpenFile(j.FilePath)
+	} else if err != nil {
+		return nil, time.Time{}, err
+	}
+	if j.CompletedAt != nil {
+		mod = *j.CompletedAt
+	}
+	return nopCloser{bytes.NewReader(data)}, mod, nil
+}
+
+// nopCloser is a document read from memory.
+type nopCloser struct{ io.ReadSeeker }
+
+func (nopCloser) Close() error { return nil }
 
 // documentOptions are the render options of a document of t made for
 // teamID at created: its properties name the template (title) and the
@@ -359,49 +361,6 @@ func (s *DocumentService) downloadName(ctx context.Context, j *Job) string {
 	return "document " + day
 }
 
-// wait registers interest in a job's end before the job can run. The
-// channel receives the job as recorded at its end, or nil when it was
-// deleted.
-func (s *DocumentService) wait(id string) chan *Job {
-	ch := make(chan *Job, 1)
-	s.mu.Lock()
-	if s.waiters == nil {
-		s.waiters = make(map[string][]chan *Job)
-	}
-	s.waiters[id] = append(s.waiters[id], ch)
-	s.mu.Unlock()
-	return ch
-}
-
-func (s *DocumentService) unwait(id string, ch chan *Job) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	list := s.waiters[id]
-	for i, c := range list {
-		if c == ch {
-			list = append(list[:i], list[i+1:]...)
-			break
-		}
-	}
-	if len(list) == 0 {
-		delete(s.waiters, id)
-	} else {
-		s.waiters[id] = list
-	}
-}
-
-// notify tells the waiters of a job that it ended (j, as recorded) or was
-// deleted (nil).
-func (s *DocumentService) notify(id string, j *Job) {
-	s.mu.Lock()
-	list := s.waiters[id]
-	delete(s.waiters, id)
-	s.mu.Unlock()
-	for _, ch := range list {
-		ch <- j
-	}
-}
-
 // FindJobs lists the caller's team's jobs, newest first.
 func (s *DocumentService) FindJobs(ctx context.Context, f JobFilter) ([]*JobView, ListInfo, error) {
 	p, err := PrincipalFrom(ctx)
@@ -424,22 +383,6 @@ func (s *DocumentService) FindJobs(ctx context.Context, f JobFilter) ([]*JobView
 		views[i] = s.View(j)
 	}
 	return views, info, nil
-}
-
-// checkedValues are a synchronous generate's variables as its request
-// checked them, for the worker to render without decoding them again.
-type checkedValues struct {
-	tpl    *render.Template
-	values map[string]any
-}
-
-// takeChecked returns the values the request of job id checked against tpl.
-func (s *DocumentService) takeChecked(id string, tpl *render.Template) (map[string]any, bool) {
-	v, ok := s.checked.LoadAndDelete(id)
-	if !ok || v.(checkedValues).tpl != tpl {
-		return nil, false
-	}
-	return v.(checkedValues).values, true
 }
 
 // decodeBody checks a generate request's variables (at most 1 MB, an

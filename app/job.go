@@ -74,6 +74,10 @@ type JobResult struct {
 	CompletedAt time.Time
 	ExpiresAt   *time.Time
 	DurationMS  int64
+	// Output is the document itself when the database keeps it (at most
+	// InlineMax bytes): stored with the job's end, no file written.
+	// FilePath still names it. Empty when the document is a file.
+	Output []byte
 }
 
 // FinishOutcome tells what recording a job's end changed.
@@ -148,6 +152,17 @@ type JobStore interface {
 	// same transaction counts it in its batch, ending the batch with its last job.
 	// events (may be nil) builds the events stored in that transaction.
 	FinishJob(ctx context.Context, id string, r JobResult, events EventBuilder) (FinishOutcome, error)
+	// RecordJob records, in one transaction, a job that ran before it was
+	// recorded (a synchronous generate): j as r ended it, its charge when
+	// it completed, its counts, r.Output and the events. A charge the quota
+	// no longer covers records nothing and returns the quota error.
+	RecordJob(ctx context.Context, charge *Charge, j *Job, r JobResult, events EventBuilder) (FinishOutcome, error)
+	// FindJobFile returns a job's document when the database keeps it;
+	// ECodeFileGone when it is a file or gone.
+	FindJobFile(ctx context.Context, jobID string) ([]byte, error)
+	// CheckQuota reports whether charge still covers n documents (ErrQuota
+	// when not), charging nothing.
+	CheckQuota(ctx context.Context, charge *Charge, n int64) error
 	// DeleteJobs removes a team's jobs. A job that had not ended (pending or
 	// processing) is refunded and counted as failed in its batch in the same
 	// transaction, ending the batch when it was the last to end; events (may

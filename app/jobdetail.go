@@ -55,7 +55,7 @@ func (s *DocumentService) JobDetails(ctx context.Context, id string) (*JobDetail
 		}
 	}
 	if j.Status == StatusCompleted && j.FilePath != "" {
-		d.Pages, d.Sheets = s.countParts(j)
+		d.Pages, d.Sheets = s.countParts(ctx, j)
 	}
 	return d, nil
 }
@@ -89,8 +89,8 @@ var sheetPart = regexp.MustCompile(`^xl/worksheets/sheet\d+\.xml$`)
 
 // countParts reads a job's stored file for its pages (PDF) or sheets
 // (XLSX); zero when the file is gone or unreadable.
-func (s *DocumentService) countParts(j *Job) (pages, sheets int) {
-	f, _, err := s.Files.OpenFile(j.FilePath)
+func (s *DocumentService) countParts(ctx context.Context, j *Job) (pages, sheets int) {
+	f, _, err := s.openDocument(ctx, j)
 	if err != nil {
 		return 0, 0
 	}

@@ -133,9 +133,6 @@ func (s *DocumentService) deleteJobs(ctx context.Context, teamID string, ids []s
 		return 0, err
 	}
 	s.removeFiles(out.Jobs)
-	for _, j := range out.Jobs {
-		s.notify(j.ID, nil) // a generate waiting for it answers now
-	}
 	if s.Webhooks != nil && len(out.Events) > 0 {
 		s.Webhooks.Dispatch(context.WithoutCancel(ctx), out.Events)
 	}

@@ -45,6 +45,7 @@ var errInterrupted = errors.New("interrupted by shutdown")
 // (processing, lease held) for the next start.
 func (s *DocumentService) Start(ctx context.Context, n int) (stop func(grace context.Context), err error) {
 	s.wake = make(chan struct{}, 1)
+	s.syncRuns = make(chan *syncRun)
 	s.draining = make(chan struct{})
 	s.workers = max(n, 1)
 	if err := s.reconcile(ctx); err != nil {
@@ -203,6 +204,14 @@ func (s *DocumentService) work(claim, run context.Context) {
 	idle := time.NewTimer(idlePoll)
 	defer idle.Stop()
 	for ctx.Err() == nil {
+		// A synchronous generate waiting for a worker goes first: its
+		// client is waiting, and it has no queue entry (syncrun.go).
+		select {
+		case r := <-s.syncRuns:
+			s.runSync(run, r)
+			continue
+		default:
+		}
 		e, err := s.Queue.Claim(ctx, s.Now(), s.jobLease())
 		if err != nil {
 			s.logger().Error("claim job", "err", err)
@@ -213,6 +222,8 @@ func (s *DocumentService) work(claim, run context.Context) {
 			case <-ctx.Done():
 			case <-s.wake:
 			case <-idle.C:
+			case r := <-s.syncRuns:
+				s.runSync(run, r)
 			}
 			continue
 		}
@@ -357,7 +368,15 @@ func (s *DocumentService) process(run context.Context, e *QueueEntry) error {
 	if err != nil {
 		return err
 	}
-	if !out.Ended && res.FilePath != "" {
+	s.ended(ctx, j, res, out, start)
+	return nil
+}
+
+// ended does what follows a job's recorded end: a file whose job was
+// deleted while it ran is removed, the events are dispatched, the waiters
+// told, the document counted and logged.
+func (s *DocumentService) ended(ctx context.Context, j *Job, res JobResult, out FinishOutcome, start time.Time) {
+	if !out.Ended && res.FilePath != "" && len(res.Output) == 0 {
 		// Deleted while it ran: its file must not outlive it. (A job that
 		// another worker already finished keeps the same file name and
 		// content, so only a missing record means delete.)
@@ -370,55 +389,68 @@ func (s *DocumentService) process(run context.Context, e *QueueEntry) error {
 	}
 	if out.Ended {
 		s.pdfSecrets.Delete(j.ID)
-		s.notify(j.ID, out.Job)
 		s.Metrics.DocumentEnded(j.Format, res.Status, time.Since(start))
 		s.logger().Info("job ended", "job", j.ID, "team", j.TeamID, "status", res.Status, "format", j.Format,
 			"bytes", res.FileSize, "duration_ms", time.Since(start).Milliseconds(), "code", res.ErrorCode, "request_id", j.RequestID)
 	}
-	return nil
 }
 
-// run renders a job and writes its file, turning every failure into a result.
+// run renders a job and stores its document, turning every failure into a
+// result.
 func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
-	fail := func(code, msg string, info map[string]any) JobResult {
-		return JobResult{Status: StatusFailed, ErrorCode: code, Error: msg, ErrorInfo: info, CompletedAt: s.Now().UTC()}
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			s.logger().Error("render panic", "job", j.ID, "panic", r, "stack", string(debug.Stack()))
-			res = fail(ECodeRenderFailed, "internal error while rendering the document", nil)
-		}
-	}()
+	defer s.recoverRender(j, &res)
 	t, err := s.Templates.TemplateForJob(ctx, j)
 	if err != nil {
 		if ErrorCode(err) != "" {
-			return fail(ErrorCode(err), err.(*Error).Message, nil)
+			return s.failed(ErrorCode(err), err.(*Error).Message, nil)
 		}
-		return fail(ECodeRenderFailed, "template could not be loaded", nil)
+		return s.failed(ECodeRenderFailed, "template could not be loaded", nil)
 	}
 	ct, err := s.Templates.Compiled(t, j.Locale)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
-			return fail(e.Code, e.Message, e.Info)
+			return s.failed(e.Code, e.Message, e.Info)
 		}
-		return fail(ECodeSchemaInvalid, "template schema is invalid", nil)
+		return s.failed(ECodeSchemaInvalid, "template schema is invalid", nil)
 	}
-	values, ok := s.takeChecked(j.ID, ct)
-	if !ok {
-		vars, err := decodeObject("variables", j.Variables)
-		if err != nil {
-			return fail(ECodeInvalidField, "variables must be a JSON object", nil)
-		}
-		if values, err = ct.Values(vars); err != nil {
-			e := variableError(err).(*Error)
-			return fail(e.Code, e.Message, e.Info)
-		}
+	vars, err := decodeObject("variables", j.Variables)
+	if err != nil {
+		return s.failed(ECodeInvalidField, "variables must be a JSON object", nil)
 	}
 	pdfOpts, perr := s.jobPDFOptionsFor(j, ct)
 	if perr != nil {
-		return fail(perr.Code, perr.Message, perr.Info)
+		return s.failed(perr.Code, perr.Message, perr.Info)
 	}
+	values, err := ct.Values(vars)
+	if err != nil {
+		e := variableError(err).(*Error)
+		return s.failed(e.Code, e.Message, e.Info)
+	}
+	doc, res := s.render(ctx, j, t, ct, values, pdfOpts)
+	if res.Status == StatusFailed {
+		return res
+	}
+	return s.keep(ctx, j, doc)
+}
+
+// failed is the result of a job that failed.
+func (s *DocumentService) failed(code, msg string, info map[string]any) JobResult {
+	return JobResult{Status: StatusFailed, ErrorCode: code, Error: msg, ErrorInfo: info, CompletedAt: s.Now().UTC()}
+}
+
+// recoverRender turns a panic of a render into the job's failure.
+func (s *DocumentService) recoverRender(j *Job, res *JobResult) {
+	if r := recover(); r != nil {
+		s.logger().Error("render panic", "job", j.ID, "panic", r, "stack", string(debug.Stack()))
+		*res = s.failed(ECodeRenderFailed, "internal error while rendering the document", nil)
+	}
+}
+
+// render renders j from values checked against ct. On failure res is the
+// job's failed result and doc is nil; otherwise res is zero.
+func (s *DocumentService) render(ctx context.Context, j *Job, t *Template, ct *render.Template, values map[string]any, pdfOpts render.PDFOptions) (doc []byte, res JobResult) {
+	defer s.recoverRender(j, &res)
 	// The engine applies the timeout once the render's memory is reserved:
 	// a job waiting behind other renders does not time out for it.
 	timeout := s.renderTimeout(j.Format)
@@ -427,21 +459,39 @@ func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
 	opts.PDF = pdfOpts
 	if _, err := ct.Render(ctx, &buf, render.Format(j.Format), values, opts); err != nil {
 		e := renderError(err, timeout)
-		return fail(e.Code, e.Message, e.Info)
+		return nil, s.failed(e.Code, e.Message, e.Info)
 	}
-	name := path.Join(j.TeamID, j.ID+"."+j.Format)
-	size, err := s.Files.WriteFile(name, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
+	return buf.Bytes(), JobResult{}
+}
+
+// keep stores a rendered document and returns the job's completed result:
+// a document of at most InlineMax bytes goes into the database with the
+// job's end (res.Output, no file: one durable write per document); a
+// larger one is written to a file now (temp file, fsync, rename).
+func (s *DocumentService) keep(ctx context.Context, j *Job, doc []byte) JobResult {
+	name := s.documentName(j)
+	now := s.Now().UTC()
+	exp := now.Add(s.retention(ctx, j.TeamID))
+	res := JobResult{Status: StatusCompleted, FilePath: name, FileSize: int64(len(doc)), CompletedAt: now, ExpiresAt: &exp}
+	if s.inline(doc) {
+		res.Output = doc
+		return res
+	}
+	size, err := s.Files.WriteFile(name, func(w io.Writer) error { _, err := w.Write(doc); return err })
 	if err != nil {
 		s.logger().Error("write document", "job", j.ID, "err", err)
 		if errors.Is(err, syscall.ENOSPC) {
-			return fail(ECodeStorage, "the document could not be stored: the server's disk is full", nil)
+			return s.failed(ECodeStorage, "the document could not be stored: the server's disk is full", nil)
 		}
-		return fail(ECodeStorage, "the document could not be stored", nil)
+		return s.failed(ECodeStorage, "the document could not be stored", nil)
 	}
-	now := s.Now().UTC()
-	exp := now.Add(s.retention(ctx, j.TeamID))
-	return JobResult{Status: StatusCompleted, FilePath: name, FileSize: size, CompletedAt: now, ExpiresAt: &exp}
+	res.FileSize = size
+	return res
 }
+
+// documentName is the name of a job's document, under files/ when it is
+// a file.
+func (s *DocumentService) documentName(j *Job) string { return path.Join(j.TeamID, j.ID+"."+j.Format) }
 
 // renderOptions are the options of a job's render, or with interactive
 // of a preview's or dry run's: those wait for memory in the engine's

@@ -77,18 +77,24 @@ func (db *DB) CreateJobs(ctx context.Context, charge *app.Charge, jobs ...*app.J
 
 func insertJobs(ctx context.Context, tx *Tx, jobs []*app.Job) error {
 	for _, j := range jobs {
-		var info any
-		if j.ErrorInfo != nil {
-			info = mustJSON(j.ErrorInfo)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
-			nullJSON(j.Metadata), nullJSON(j.Variables), j.Priority, j.Error, j.ErrorCode, info, j.FilePath, j.FileSize,
-			j.APIKeyID, j.CreatedBy, j.Attempts, ms(j.CreatedAt), msPtr(j.StartedAt), msPtr(j.CompletedAt), msPtr(j.ExpiresAt), j.DurationMS,
-			j.TemplateVersion, j.RequestID, j.Crashes, j.Locale, string(j.PDFOptions)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			jobArgs(j)...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// jobArgs are a job's values in jobCols order.
+func jobArgs(j *app.Job) []any {
+	var info any
+	if j.ErrorInfo != nil {
+		info = mustJSON(j.ErrorInfo)
+	}
+	return []any{j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
+		nullJSON(j.Metadata), nullJSON(j.Variables), j.Priority, j.Error, j.ErrorCode, info, j.FilePath, j.FileSize,
+		j.APIKeyID, j.CreatedBy, j.Attempts, ms(j.CreatedAt), msPtr(j.StartedAt), msPtr(j.CompletedAt), msPtr(j.ExpiresAt), j.DurationMS,
+		j.TemplateVersion, j.RequestID, j.Crashes, j.Locale, string(j.PDFOptions)}
 }
 
 // FindJobByID returns one of a team's jobs.
@@ -267,6 +273,11 @@ func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events 
 			return err
 		}
 		out.Ended, out.Job = true, j
+		if j.Status == app.StatusCompleted {
+			if err := insertJobFile(ctx, tx, j.ID, r.Output); err != nil {
+				return err
+			}
+		}
 		if err := countJob(ctx, tx, j); err != nil {
 			return err
 		}
@@ -443,10 +454,16 @@ func (db *DB) ExpiredFiles(ctx context.Context, now time.Time, limit int) ([]*ap
 	return out, rows.Err()
 }
 
-// ClearFile forgets a job's file.
+// ClearFile forgets a job's file, and drops the document when the
+// database kept it (job_files).
 func (db *DB) ClearFile(ctx context.Context, id string) error {
-	_, err := db.write.ExecContext(ctx, `UPDATE jobs SET file_path = '', file_size = 0 WHERE id = ?`, id)
-	return err
+	return db.tx(ctx, func(tx *Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM job_files WHERE job_id = ?`, id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET file_path = '', file_size = 0 WHERE id = ?`, id)
+		return err
+	})
 }
 
 // UnfinishedJobIDs lists pending and processing jobs created before

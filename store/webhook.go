@@ -110,12 +110,19 @@ func (db *DB) DeleteSubscription(ctx context.Context, teamID, id string) error {
 // subscription of their team asks for: they would create no delivery, and
 // a team without webhooks should not keep every job's payload.
 func insertEvents(ctx context.Context, tx *Tx, events []*app.Event) error {
+	_, err := storeEvents(ctx, tx, events)
+	return err
+}
+
+// storeEvents is insertEvents, returning the events it stored.
+func storeEvents(ctx context.Context, tx *Tx, events []*app.Event) ([]*app.Event, error) {
 	wanted := map[string]map[string]bool{} // team -> event type -> wanted
+	var stored []*app.Event
 	for _, e := range events {
 		if wanted[e.TeamID] == nil {
 			types, err := subscribedEvents(ctx, tx, e.TeamID)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			wanted[e.TeamID] = types
 		}
@@ -124,10 +131,11 @@ func insertEvents(ctx context.Context, tx *Tx, events []*app.Event) error {
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, team_id, type, payload, created_at, request_id) VALUES (?, ?, ?, ?, ?, ?)`,
 			e.ID, e.TeamID, e.Type, string(e.Payload), ms(e.CreatedAt), e.RequestID); err != nil {
-			return err
+			return nil, err
 		}
+		stored = append(stored, e)
 	}
-	return nil
+	return stored, nil
 }
 
 // subscribedEvents returns the event types the team's enabled

@@ -1,0 +1,155 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"folio/app"
+)
+
+// RecordJob records a job that ran to its end before anything of it was
+// written (a synchronous generate, docs/decisions.md, One durable write per
+// document): the row as it ended, its charge when it completed (a failed
+// job costs nothing, so it is neither charged nor refunded), its counts, its
+// document when r.Output holds it, and the events, in one transaction. A
+// charge the quota no longer covers (another request spent it meanwhile)
+// fails the whole call with the quota error: no job is recorded.
+func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r app.JobResult, events app.EventBuilder) (app.FinishOutcome, error) {
+	// Times as stored (milliseconds), so that the events and the answer
+	// built from ended match every later read.
+	stored := func(t *time.Time) *time.Time {
+		if t == nil {
+			return nil
+		}
+		v := fromMS(ms(*t))
+		return &v
+	}
+	ended := *j
+	ended.Status, ended.Error, ended.ErrorCode, ended.ErrorInfo = r.Status, r.Error, r.ErrorCode, r.ErrorInfo
+	ended.FilePath, ended.FileSize, ended.ExpiresAt = r.FilePath, r.FileSize, stored(r.ExpiresAt)
+	duration := r.DurationMS
+	ended.CreatedAt, ended.CompletedAt, ended.DurationMS = fromMS(ms(j.CreatedAt)), stored(&r.CompletedAt), &duration
+	ended.StartedAt = stored(j.StartedAt)
+	if ended.StartedAt == nil {
+		ended.StartedAt = ended.CompletedAt
+	}
+	ended.Attempts = max(ended.Attempts, 1)
+	var out app.FinishOutcome
+	err := db.tx(ctx, func(tx *Tx) error {
+		out = app.FinishOutcome{}
+		var how, month string
+		if ended.Status == app.StatusCompleted && charge != nil {
+			var err error
+			if how, err = chargeOne(ctx, tx, charge); err != nil {
+				return err
+			}
+			month = charge.Month
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`, charged, charge_month) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			append(jobArgs(&ended), how, month)...); err != nil {
+			return err
+		}
+		if ended.Status == app.StatusCompleted {
+			if err := insertJobFile(ctx, tx, ended.ID, r.Output); err != nil {
+				return err
+			}
+		}
+		if err := countJob(ctx, tx, &ended); err != nil {
+			return err
+		}
+		if ended.Status == app.StatusCompleted && ended.APIKeyID != "" {
+			if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET documents = documents + 1 WHERE id = ?`, ended.APIKeyID); err != nil {
+				return err
+			}
+		}
+		out.Ended, out.Job = true, &ended
+		if events == nil {
+			return nil
+		}
+		built, err := events(&ended, nil, nil)
+		if err != nil {
+			return err
+		}
+		// Only the stored ones (a subscription asks for them) are worth
+		// dispatching: the others would wake the deliverer for nothing.
+		out.Events, err = storeEvents(ctx, tx, built)
+		return err
+	})
+	if err != nil {
+		return app.FinishOutcome{}, err
+	}
+	return out, nil
+}
+
+// chargeOne pays for one job from the month's quota, else from credits, as
+// chargeJobs does, with one read, and returns how ("quota" or "credits")
+// for the job's row.
+func chargeOne(ctx context.Context, tx *Tx, c *app.Charge) (string, error) {
+	var used, credits int64
+	err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT documents FROM usage WHERE team_id = ?1 AND month = ?2), 0), credits
+		FROM teams WHERE id = ?1`, c.TeamID, c.Month).Scan(&used, &credits)
+	if err != nil {
+		return "", err
+	}
+	left := max(0, c.Quota-used)
+	if left+credits < 1 {
+		return "", app.ErrQuota(c.Quota, used, credits, 1)
+	}
+	how, fromQuota, fromCredits := "quota", 1, 0
+	if left == 0 {
+		how, fromQuota, fromCredits = "credits", 0, 1
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO usage (team_id, month, documents, credits_used) VALUES (?, ?, ?, ?)
+		ON CONFLICT (team_id, month) DO UPDATE SET documents = documents + excluded.documents, credits_used = credits_used + excluded.credits_used`,
+		c.TeamID, c.Month, fromQuota, fromCredits); err != nil {
+		return "", err
+	}
+	if fromCredits > 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE teams SET credits = credits - 1 WHERE id = ?`, c.TeamID); err != nil {
+			return "", err
+		}
+	}
+	return how, nil
+}
+
+// insertJobFile keeps a job's document in the database (nothing when data
+// is empty: the document is a file, or there is none).
+func insertJobFile(ctx context.Context, tx *Tx, jobID string, data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO job_files (job_id, data) VALUES (?, ?)`, jobID, data)
+	return err
+}
+
+// FindJobFile returns the document kept in the database for a job; a job
+// whose document is a file (or gone) is ErrNotFound (ECodeFileGone).
+func (db *DB) FindJobFile(ctx context.Context, jobID string) ([]byte, error) {
+	var data []byte
+	err := db.read.QueryRowContext(ctx, `SELECT data FROM job_files WHERE job_id = ?`, jobID).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, app.ErrNotFound(app.ECodeFileGone, "document")
+	}
+	return data, err
+}
+
+// CheckQuota reports, without charging, whether c still covers n more
+// documents: ErrQuota when not. A synchronous generate asks before it
+// renders; RecordJob's charge decides.
+func (db *DB) CheckQuota(ctx context.Context, c *app.Charge, n int64) error {
+	if c == nil || c.Quota == app.NoQuota {
+		return nil
+	}
+	var used, credits int64
+	err := db.read.QueryRowContext(ctx, `SELECT COALESCE((SELECT documents FROM usage WHERE team_id = ?1 AND month = ?2), 0), credits
+		FROM teams WHERE id = ?1`, c.TeamID, c.Month).Scan(&used, &credits)
+	if err != nil {
+		return err
+	}
+	if n > max(0, c.Quota-used)+credits {
+		return app.ErrQuota(c.Quota, used, credits, n)
+	}
+	return nil
+}

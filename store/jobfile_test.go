@@ -1,0 +1,182 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"folio/app"
+)
+
+// TestRecordJob records synchronous jobs in one call each: a completed one
+// with its charge and its document, a failed one without either, and one
+// the quota no longer covers, which leaves nothing. The document goes with
+// ClearFile and with its job.
+func TestRecordJob(t *testing.T) {
+	ctx := context.Background()
+	db := mustDB(t)
+	team := mustUser(t, db, "r@example.com").PersonalTeamID
+	now := time.Now().UTC()
+	charge := &app.Charge{TeamID: team, Month: app.Month(now), Quota: 1}
+	job := func(id string) *app.Job {
+		return &app.Job{ID: id, TeamID: team, TemplateID: "tpl_1", Status: app.StatusPending, Format: "pdf", Priority: 1, CreatedAt: now}
+	}
+	doc := []byte("%PDF-1.7 a whole document %%EOF")
+	exp := now.Add(time.Hour)
+	done := app.JobResult{Status: app.StatusCompleted, FilePath: team + "/job_a.pdf", FileSize: int64(len(doc)), CompletedAt: now, ExpiresAt: &exp, Output: doc}
+	events := 0
+	builder := func(j *app.Job, b *app.Batch, _ []*app.Job) ([]*app.Event, error) {
+		events++
+		return nil, nil
+	}
+
+	if err := db.CheckQuota(ctx, charge, 1); err != nil {
+		t.Fatal(err)
+	}
+	out, err := db.RecordJob(ctx, charge, job("job_a"), done, builder)
+	if err != nil || !out.Ended || out.Job.Status != app.StatusCompleted || out.Job.CompletedAt == nil || events != 1 {
+		t.Fatalf("record completed: %+v, %v, %d events", out, err, events)
+	}
+	got, err := db.FindJobFile(ctx, "job_a")
+	if err != nil || !bytes.Equal(got, doc) {
+		t.Fatalf("document %q, %v", got, err)
+	}
+	if j, err := db.FindJobForWorker(ctx, "job_a"); err != nil || j.Status != app.StatusCompleted || j.FilePath != done.FilePath || j.Attempts != 1 {
+		t.Fatalf("job row %+v, %v", j, err)
+	}
+	if u, _ := db.FindUsage(ctx, team, charge.Month); u.Documents != 1 {
+		t.Fatalf("usage %+v, want 1 document", u)
+	}
+
+	// A failed job is recorded, neither charged nor given a document.
+	failed := app.JobResult{Status: app.StatusFailed, ErrorCode: "ERR_RENDER_001", Error: "boom", CompletedAt: now}
+	if out, err := db.RecordJob(ctx, charge, job("job_b"), failed, nil); err != nil || out.Job.Status != app.StatusFailed {
+		t.Fatalf("record failed: %+v, %v", out, err)
+	}
+	if _, err := db.FindJobFile(ctx, "job_b"); app.ErrorCode(err) != app.ECodeFileGone {
+		t.Fatalf("a failed job's document: %v", err)
+	}
+
+	// The quota (1) is spent: checked and recorded, it refuses; nothing is left.
+	if err := db.CheckQuota(ctx, charge, 1); app.ErrorCode(err) != app.ECodeQuotaExceeded {
+		t.Fatalf("check over quota: %v", err)
+	}
+	if _, err := db.RecordJob(ctx, charge, job("job_c"), done, nil); app.ErrorCode(err) != app.ECodeQuotaExceeded {
+		t.Fatalf("record over quota: %v", err)
+	}
+	if _, err := db.FindJobForWorker(ctx, "job_c"); app.ErrorCode(err) != app.ECodeJobNotFound {
+		t.Fatalf("a refused job was recorded: %v", err)
+	}
+	if u, _ := db.FindUsage(ctx, team, charge.Month); u.Documents != 1 {
+		t.Fatalf("usage after the refusal %+v, want 1 document", u)
+	}
+
+	// A credit pays when the quota is spent; the row says how it was paid.
+	if err := db.AddTeamCredits(ctx, team, 1, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.RecordJob(ctx, charge, job("job_e"), done, nil); err != nil {
+		t.Fatal(err)
+	}
+	paid := map[string]string{}
+	for _, id := range []string{"job_a", "job_b", "job_e"} {
+		var how string
+		if err := db.read.QueryRowContext(ctx, `SELECT charged FROM jobs WHERE id = ?`, id).Scan(&how); err != nil {
+			t.Fatal(err)
+		}
+		paid[id] = how
+	}
+	if paid["job_a"] != "quota" || paid["job_b"] != "" || paid["job_e"] != "credits" {
+		t.Fatalf("charged: %v; want job_a quota, job_b nothing, job_e credits", paid)
+	}
+	if u, _ := db.FindUsage(ctx, team, charge.Month); u.Documents != 1 || u.CreditsUsed != 1 {
+		t.Fatalf("usage %+v, want 1 document and 1 credit", u)
+	}
+	if tm, _ := db.FindTeam(ctx, team); tm.Credits != 0 {
+		t.Fatalf("team credits %d, want 0", tm.Credits)
+	}
+
+	// Retention clears the document; a delete takes it with the job.
+	if err := db.ClearFile(ctx, "job_a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.FindJobFile(ctx, "job_a"); app.ErrorCode(err) != app.ECodeFileGone {
+		t.Fatalf("document after ClearFile: %v", err)
+	}
+	charge.Quota = app.NoQuota
+	if _, err := db.RecordJob(ctx, charge, job("job_d"), done, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.DeleteJobs(ctx, team, []string{"job_d"}, now, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.FindJobFile(ctx, "job_d"); app.ErrorCode(err) != app.ECodeFileGone {
+		t.Fatalf("document after its job's delete: %v", err)
+	}
+}
+
+// BenchmarkKeepDocument compares the two ways a finished document is kept,
+// by size, from concurrent workers: a row of job_files in a grouped SQLite
+// transaction, or a file (temp file, fsync, rename, directory fsync).
+//
+//	go test ./store -run '^$' -bench KeepDocument -benchtime 2000x
+func BenchmarkKeepDocument(b *testing.B) {
+	for _, size := range []int{16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 1 << 20} {
+		doc := bytes.Repeat([]byte("0123456789abcdef"), size/16)
+		b.Run(fmt.Sprintf("db/%dKB", size>>10), func(b *testing.B) {
+			db := mustDB(b)
+			team := mustUser(b, db, "k@example.com").PersonalTeamID
+			var n atomic.Int64
+			b.SetParallelism(4)
+			b.SetBytes(int64(size))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					id := fmt.Sprintf("job_%d", n.Add(1))
+					err := db.tx(context.Background(), func(tx *Tx) error {
+						if err := insertJobs(context.Background(), tx, []*app.Job{{ID: id, TeamID: team, TemplateID: "t", Status: "completed",
+							Format: "pdf", Priority: 1, CreatedAt: time.Now()}}); err != nil {
+							return err
+						}
+						return insertJobFile(context.Background(), tx, id, doc)
+					})
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+		b.Run(fmt.Sprintf("file/%dKB", size>>10), func(b *testing.B) {
+			db := mustDB(b)
+			team := mustUser(b, db, "k@example.com").PersonalTeamID
+			files := &Files{Root: filepath.Join(b.TempDir(), "files")}
+			var n atomic.Int64
+			b.SetParallelism(4)
+			b.SetBytes(int64(size))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					id := fmt.Sprintf("job_%d", n.Add(1))
+					if _, err := files.WriteFile(team+"/"+id+".pdf", func(w io.Writer) error { _, err := w.Write(doc); return err }); err != nil {
+						b.Error(err)
+						return
+					}
+					err := db.tx(context.Background(), func(tx *Tx) error {
+						return insertJobs(context.Background(), tx, []*app.Job{{ID: id, TeamID: team, TemplateID: "t", Status: "completed",
+							Format: "pdf", Priority: 1, CreatedAt: time.Now(), FilePath: team + "/" + id + ".pdf"}})
+					})
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"folio/app"
+)
+
+// crashBeforeRecord kills the process when a rendered document is about to
+// be written: between the render and the one write of its job.
+type crashBeforeRecord struct{ app.JobStore }
+
+func (crashBeforeRecord) RecordJob(context.Context, *app.Charge, *app.Job, app.JobResult, app.EventBuilder) (app.FinishOutcome, error) {
+	syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	select {}
+}
+
+func (crashBeforeRecord) FinishJob(context.Context, string, app.JobResult, app.EventBuilder) (app.FinishOutcome, error) {
+	syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	select {}
+}
+
+// TestKill9BetweenRenderAndWrite kills a real server after it rendered a
+// document and before it wrote it, once for a synchronous generate and once
+// for a queued (async) job, and restarts it on the same data directory:
+//   - the synchronous generate leaves nothing: no job, no charge, no
+//     document (its client got no answer; its retry is the only job);
+//   - the queued job stays unfinished (processing, no link, no document)
+//     and the restart runs it to its end, once;
+//
+// and every link the restarted server hands out serves a whole PDF.
+func TestKill9BetweenRenderAndWrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test starts real processes")
+	}
+	data, addr := t.TempDir(), freeAddr(t)
+	env := []string{"FOLIO_TEST_CRASH=before-record"}
+	p := startProcEnv(t, env, data, addr, "run1.log", "--workers", "1")
+	c := procClient(t, data, addr)
+	u := c.signup("Crash")
+	key := c.createKey(u.token, nil)
+	tpl := c.createTemplate(u.token, "Invoice", invoiceTemplate).str("id")
+	post := func(path string) error {
+		body := `{"templateId":"` + tpl + `","format":"pdf","variables":{"number":"1","customer":"c"}}`
+		req, _ := http.NewRequest("POST", c.URL()+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := c.client.Do(req)
+		if err == nil {
+			res.Body.Close()
+		}
+		return err
+	}
+	db := openSQL(t, data)
+	count := func(q string) int {
+		t.Helper()
+		var n int
+		if err := db.QueryRow(q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	documents := func() []string {
+		t.Helper()
+		var found []string
+		filepath.WalkDir(filepath.Join(data, "files"), func(path string, d os.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				found = append(found, path)
+			}
+			return nil
+		})
+		return found
+	}
+
+	// Synchronous: the client's connection is cut, nothing is left.
+	if err := post("/api/v1/documents/generate"); err == nil {
+		t.Fatal("the synchronous generate was answered; the server should have died before its write")
+	}
+	p.waitKilled(t)
+	if n := count(`SELECT COUNT(*) FROM jobs`); n != 0 {
+		t.Fatalf("%d jobs recorded by a generate that died before its write, want 0", n)
+	}
+	if n := count(`SELECT COALESCE(SUM(documents + credits_used), 0) FROM usage`); n != 0 {
+		t.Fatalf("%d documents charged for a generate that died before its write", n)
+	}
+	if n := count(`SELECT COUNT(*) FROM job_files`); n != 0 {
+		t.Fatalf("%d documents kept in the database", n)
+	}
+	if f := documents(); len(f) != 0 {
+		t.Fatalf("files written by a generate that died before its write: %v", f)
+	}
+
+	// Queued: its row is recorded first; the run dies before its end.
+	p = startProcEnv(t, env, data, addr, "run2.log", "--workers", "1")
+	post("/api/v1/documents/generate?async=true") // answered before the worker runs it
+	p.waitKilled(t)
+	var jobID, status string
+	if err := db.QueryRow(`SELECT id, status FROM jobs`).Scan(&jobID, &status); err != nil {
+		t.Fatal(err)
+	}
+	if status != "processing" || count(`SELECT COUNT(*) FROM job_files`) != 0 || len(documents()) != 0 {
+		t.Fatalf("after the kill the queued job is %s with %d stored documents and files %v; want processing and none",
+			status, count(`SELECT COUNT(*) FROM job_files`), documents())
+	}
+
+	// The restart runs the queued job to its end; the client's retry of
+	// the synchronous generate is the only other job.
+	p = startProc(t, data, addr, "run3.log", "--workers", "1")
+	queued := c.waitEnd(key, jobID)
+	retried := c.must(200, "POST", "/api/v1/documents/generate", key, invoiceBody(tpl, "c"))
+	for _, j := range []resp{queued, retried} {
+		if j.str("status") != "completed" {
+			t.Fatalf("job after the restart: %s", j.raw)
+		}
+		code, h, pdf := c.download(j.str("downloadUrl"))
+		if code != 200 || !bytes.HasPrefix(pdf, []byte("%PDF-")) || !bytes.HasSuffix(bytes.TrimSpace(pdf), []byte("%%EOF")) ||
+			h.Get("Content-Length") != strconv.Itoa(len(pdf)) {
+			t.Fatalf("download of %s: %d, %d bytes, Content-Length %s", j.str("jobId"), code, len(pdf), h.Get("Content-Length"))
+		}
+	}
+	if n := count(`SELECT COUNT(*) FROM jobs`); n != 2 {
+		t.Fatalf("%d jobs after the restart, want 2 (the queued one and the retry)", n)
+	}
+	if n := count(`SELECT COALESCE(SUM(documents), 0) FROM usage`); n != 2 {
+		t.Fatalf("%d documents charged, want 2", n)
+	}
+	if ended := endedJobs(t, p.log); ended[jobID] != 1 {
+		t.Fatalf("the queued job ended %d times after the restart, want once", ended[jobID])
+	}
+}
