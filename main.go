@@ -279,6 +279,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	activity := &app.ActivityLog{Store: m.DB, Logger: m.Logger, Now: m.Now}
 	assetSvc := &app.AssetService{Assets: m.DB, Teams: m.DB, Files: &store.Files{Root: filepath.Join(c.Data, "files")}, Memory: engine, Now: m.Now}
 	meta := &app.MetaCache{Gen: m.DB} // keys, users, teams, templates (docs/decisions.md, "Metadata cache")
+	assetSvc.Meta = meta              // each team's font assets
 	templates := &app.TemplateService{Templates: meta.Templates(m.DB), Teams: m.DB, Engine: engine, Now: m.Now, Activity: activity, Assets: assetSvc}
 	docs := &app.DocumentService{
 		Jobs: m.DB, Batches: m.DB, Templates: templates, Teams: meta.Teams(m.DB), Meta: meta, Queue: m.Bolt, Files: &store.Files{Root: filepath.Join(c.Data, "files")},

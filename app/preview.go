@@ -35,7 +35,8 @@ type ValidateSchemaInput struct {
 
 // ValidateSchema checks a schema without storing anything.
 func (s *TemplateService) ValidateSchema(ctx context.Context, in ValidateSchemaInput) (*Validation, error) {
-	if _, err := PrincipalFrom(ctx); err != nil {
+	p, err := PrincipalFrom(ctx)
+	if err != nil {
 		return nil, err
 	}
 	if in.TemplateType == "" {
@@ -48,7 +49,7 @@ func (s *TemplateService) ValidateSchema(ctx context.Context, in ValidateSchemaI
 		return nil, ErrRequired("schema")
 	}
 	v := &Validation{Errors: []render.Issue{}, Warnings: schemaWarnings(in.Schema)}
-	ct, err := s.Engine.Compile(render.Definition{Schema: in.Schema, Variables: in.Variables, Constants: in.Constants, CalculatedVariables: in.CalculatedVariables})
+	ct, err := s.compile(ctx, p.TeamID, render.Definition{Schema: in.Schema, Variables: in.Variables, Constants: in.Constants, CalculatedVariables: in.CalculatedVariables})
 	if err != nil {
 		var se *render.SchemaError
 		if !errors.As(err, &se) {
@@ -178,7 +179,7 @@ func (s *DocumentService) Preview(ctx context.Context, ref string, in PreviewInp
 	if err := checkLocale("locale", in.Locale); err != nil {
 		return nil, render.Stats{}, err
 	}
-	ct, err := s.Templates.Compiled(t, in.Locale)
+	ct, err := s.Templates.Compiled(ctx, t, in.Locale)
 	if err != nil {
 		return nil, render.Stats{}, err
 	}
@@ -212,7 +213,11 @@ func (s *DocumentService) PreviewDefinition(ctx context.Context, in PreviewDefin
 	if err := checkLocale("locale", in.Locale); err != nil {
 		return nil, render.Stats{}, err
 	}
-	ct, err := s.Templates.Engine.Compile(render.Definition{Schema: def.Schema, Variables: def.Variables, Constants: def.Constants,
+	var teamID string
+	if p, err := PrincipalFrom(ctx); err == nil {
+		teamID = p.TeamID
+	}
+	ct, err := s.Templates.compile(ctx, teamID, render.Definition{Schema: def.Schema, Variables: def.Variables, Constants: def.Constants,
 		CalculatedVariables: def.CalculatedVariables, Locale: in.Locale})
 	if err != nil {
 		return nil, render.Stats{}, schemaError(err)
@@ -351,7 +356,7 @@ func (s *DocumentService) DryRun(ctx context.Context, in GenerateInput) (*DryRun
 	if err != nil {
 		return nil, err
 	}
-	ct, err := s.Templates.Compiled(t, in.Locale)
+	ct, err := s.Templates.Compiled(ctx, t, in.Locale)
 	if err != nil {
 		return nil, err
 	}

@@ -161,7 +161,7 @@ func (s *TemplateService) ImportTemplate(ctx context.Context, in ImportInput) (*
 	if err := checkSampleData(t.SampleData); err != nil {
 		return nil, bad(err)
 	}
-	if _, err := s.Engine.Compile(t.Definition()); err != nil {
+	if _, err := s.compile(ctx, p.TeamID, t.Definition()); err != nil {
 		return nil, bad(schemaError(err))
 	}
 
