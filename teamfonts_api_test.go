@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -175,5 +176,115 @@ func TestTeamFonts(t *testing.T) {
 	s.wantError(r, 400, "ERR_TMPL_008")
 	if !strings.Contains(string(r.raw), `unknown font family \"Go\"`) {
 		t.Fatalf("after deleting the Go files: %s", r.raw)
+	}
+}
+
+// makeCollection joins font files into a font collection (.ttc): a header
+// with each font's offset, then each file with its table offsets moved.
+func makeCollection(t testing.TB, fonts ...[]byte) []byte {
+	t.Helper()
+	out := []byte("ttcf\x00\x01\x00\x00")
+	out = binary.BigEndian.AppendUint32(out, uint32(len(fonts)))
+	head := len(out) + 4*len(fonts)
+	at := head
+	for _, f := range fonts {
+		out = binary.BigEndian.AppendUint32(out, uint32(at))
+		at += (len(f) + 3) &^ 3
+	}
+	for _, f := range fonts {
+		base := len(out)
+		g := append([]byte(nil), f...)
+		n := int(binary.BigEndian.Uint16(g[4:]))
+		for i := range n {
+			rec := g[12+16*i:]
+			binary.BigEndian.PutUint32(rec[8:], binary.BigEndian.Uint32(rec[8:])+uint32(base))
+		}
+		out = append(out, g...)
+		for len(out)%4 != 0 {
+			out = append(out, 0)
+		}
+	}
+	return out
+}
+
+// damageGlyphs overwrites a font's outlines, leaving its name table: the
+// index reads it, the check on first use refuses it.
+func damageGlyphs(t testing.TB, f []byte) []byte {
+	t.Helper()
+	g := append([]byte(nil), f...)
+	n := int(binary.BigEndian.Uint16(g[4:]))
+	for i := range n {
+		rec := g[12+16*i:]
+		if string(rec[:4]) == "glyf" {
+			off, ln := binary.BigEndian.Uint32(rec[8:]), binary.BigEndian.Uint32(rec[12:])
+			for k := off; k < off+ln; k++ {
+				g[k] = 0xff
+			}
+			return g
+		}
+	}
+	t.Fatal("no glyf table")
+	return nil
+}
+
+// TestOperatorFonts checks --font-dir: fonts in the directories (and in a
+// collection) are families every team may choose; files that are not
+// fonts, or fail the upload checks when first drawn, are skipped (their
+// text falls back to the built-in fonts), never a failed start or render.
+func TestOperatorFonts(t *testing.T) {
+	dir, more := t.TempDir(), t.TempDir()
+	write := func(dir, name string, b []byte) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(dir, "go/Go-Mono.ttf", gomono.TTF)
+	write(dir, "go/collection.ttc", makeCollection(t, goregular.TTF, gobold.TTF))
+	write(dir, "junk.ttf", []byte("not a font at all"))
+	write(dir, "notes.txt", []byte("ignored"))
+	write(more, "Damaged-Italic.ttf", damageGlyphs(t, goitalic.TTF))
+	write(more, "NotoSans-Fake.ttf", gosmallcaps.TTF) // family "Go Smallcaps"
+	s := startServer(t, func(c *Config) { c.FontDirs = fontDirs{dir, more} })
+
+	for _, name := range []string{"opa", "opb"} {
+		u := s.signup(name)
+		key := s.createKey(u.token, nil)
+		tpl := s.createTemplate(u.token, "Operator fonts", fontTemplate("Go", "Go Mono"))
+		g := s.must(200, "POST", "/api/v1/documents/generate", key, map[string]any{"templateId": tpl.str("id"), "format": "pdf", "variables": map[string]any{"name": "Ada"}})
+		_, _, pdf := s.download(g.str("downloadUrl"))
+		fonts := embeddedFonts(t, pdf)
+		for _, want := range []string{"Go-Regular", "Go-Bold", "GoMono-Regular"} {
+			if fonts[want] != "yes yes" {
+				t.Fatalf("team %s: %s is not an embedded subset: %v", name, want, fonts)
+			}
+		}
+		if text := pdfText(t, pdf); !strings.Contains(text, "Brand report") || !strings.Contains(text, "Order 1234") {
+			t.Fatalf("team %s: text:\n%s", name, text)
+		}
+	}
+
+	// The damaged italic is indexed as Go's italic; drawing italic text
+	// with it fails its check, so the text is drawn by the built-in fonts.
+	u := s.signup("opc")
+	key := s.createKey(u.token, nil)
+	tpl := fontTemplate("Go", "Go")
+	comps := tpl["schema"].(map[string]any)["sections"].([]any)[0].(map[string]any)["components"].([]any)
+	comps[2].(map[string]any)["props"].(map[string]any)["style"] = map[string]any{"italic": true}
+	ct := s.createTemplate(u.token, "Damaged", tpl)
+	g := s.must(200, "POST", "/api/v1/documents/generate", key, map[string]any{"templateId": ct.str("id"), "format": "pdf", "variables": map[string]any{"name": "Ada"}})
+	_, _, pdf := s.download(g.str("downloadUrl"))
+	fonts := embeddedFonts(t, pdf)
+	if fonts["Go-Italic"] != "" || fonts["NotoSans-Italic"] != "yes yes" {
+		t.Fatalf("damaged italic: %v", fonts)
+	}
+	if text := pdfText(t, pdf); !strings.Contains(text, "Order 1234") {
+		t.Fatalf("damaged italic lost the text:\n%s", text)
+	}
+	v := s.must(200, "POST", "/api/templates/validate-schema", u.token, map[string]any{"templateType": "attachment", "schema": fontTemplate("Nope", "Go Smallcaps")["schema"]})
+	if !strings.Contains(string(v.raw), "Go Smallcaps") || !strings.Contains(string(v.raw), "Go Mono") {
+		t.Fatalf("unknown family does not list the operator's: %s", v.raw)
 	}
 }

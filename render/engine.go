@@ -151,6 +151,11 @@ func (e *Engine) FontFamilies() []string { return e.fonts.Names() }
 // embed; the error says why not (for refusing an upload).
 func CheckFont(name string, data []byte) error { return text.CheckFont(name, data) }
 
+// CollectionFont returns font i of a font collection (.ttc, .otc) as a
+// font file of its own; a file that is not a collection is returned as it
+// is for i 0.
+func CollectionFont(data []byte, i int) ([]byte, error) { return text.CollectionFont(data, i) }
+
 // parseFamily parses the files of one family.
 func parseFamily(ff FontFamily) (*text.Family, error) { return parseFamilyShared(ff, nil) }
 

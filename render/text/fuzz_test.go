@@ -27,6 +27,11 @@ func FuzzFont(f *testing.F) {
 	f.Add([]byte("OTTO\x00\x01\x00\x00"))
 	f.Add([]byte("\x00\x01\x00\x00\x00\x01"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		for i := range 2 { // an operator's collection: each member is checked like a file
+			if b, err := CollectionFont(data, i); err == nil {
+				_ = CheckFont("fuzz", b)
+			}
+		}
 		if err := CheckFont("fuzz", data); err != nil {
 			return
 		}

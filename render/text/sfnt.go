@@ -253,7 +253,11 @@ func (s *sfnt) subset(olds []uint16) ([]byte, error) {
 }
 
 // writeSFNT assembles tables into a TrueType file with checksums.
-func writeSFNT(tables map[string][]byte) []byte {
+func writeSFNT(tables map[string][]byte) []byte { return writeSFNTVersion(0x00010000, tables) }
+
+// writeSFNTVersion assembles tables into a font file of the given version
+// (0x00010000 TrueType outlines, "OTTO" CFF outlines) with checksums.
+func writeSFNTVersion(version uint32, tables map[string][]byte) []byte {
 	tags := make([]string, 0, len(tables))
 	size := 12 + 16*len(tables)
 	for t, b := range tables {
@@ -262,7 +266,7 @@ func writeSFNT(tables map[string][]byte) []byte {
 	}
 	sort.Strings(tags)
 	out := make([]byte, 12+16*len(tags), size)
-	binary.BigEndian.PutUint32(out, 0x00010000)
+	binary.BigEndian.PutUint32(out, version)
 	n := len(tags)
 	binary.BigEndian.PutUint16(out[4:], uint16(n))
 	es := 0
@@ -302,4 +306,48 @@ func checksum(b []byte) uint32 {
 		sum += binary.BigEndian.Uint32(w[:])
 	}
 	return sum
+}
+
+// CollectionFont returns font i of a font collection (.ttc, .otc) as a
+// font file of its own, so that it parses, subsets and embeds like any
+// other. A file that is not a collection is returned as it is for i 0.
+func CollectionFont(data []byte, i int) ([]byte, error) {
+	tag, ok := u32(data, 0)
+	if !ok {
+		return nil, errMalformed
+	}
+	if tag != 0x74746366 { // "ttcf"
+		if i != 0 {
+			return nil, fmt.Errorf("%w: not a font collection", errMalformed)
+		}
+		return data, nil
+	}
+	n, ok := u32(data, 8)
+	if !ok || n == 0 || n > 1024 || i < 0 || uint32(i) >= n {
+		return nil, fmt.Errorf("%w: no font %d in the collection", errMalformed, i)
+	}
+	at, ok := u32(data, 12+4*i)
+	if !ok || uint64(at)+12 > uint64(len(data)) {
+		return nil, fmt.Errorf("%w: font %d outside the collection", errMalformed, i)
+	}
+	dir := data[at:]
+	version, _ := u32(dir, 0)
+	nt, _ := u16(dir, 4)
+	if nt == 0 || nt > 200 {
+		return nil, errMalformed
+	}
+	tables := make(map[string][]byte, nt)
+	for k := 0; k < nt; k++ {
+		rec := 12 + 16*k
+		if rec+16 > len(dir) {
+			return nil, errMalformed
+		}
+		off, _ := u32(dir, rec+8)
+		ln, _ := u32(dir, rec+12)
+		if uint64(off)+uint64(ln) > uint64(len(data)) {
+			return nil, fmt.Errorf("%w: table outside the collection", errMalformed)
+		}
+		tables[string(dir[rec:rec+4])] = data[off : off+ln]
+	}
+	return writeSFNTVersion(version, tables), nil
 }
