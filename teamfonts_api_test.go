@@ -129,6 +129,24 @@ func TestTeamFonts(t *testing.T) {
 		t.Fatalf("unknown family: %s", msg)
 	}
 
+	// An OpenType font with CFF outlines is embedded as a CFF subset (the
+	// test font says it is italic).
+	cff, err := os.ReadFile("app/testdata/assets/cfftest.otf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.must(200, "POST", "/api/assets", a.token, map[string]any{"name": "cff.otf", "contentBase64": b64(cff)})
+	cffTpl := fontTemplate("asset:cff.otf", "asset:cff.otf")
+	cffTpl["schema"].(map[string]any)["sections"].([]any)[0].(map[string]any)["components"] = []any{
+		map[string]any{"type": "text", "props": map[string]any{"content": "Q10"}}} // what the test font draws
+	prev = s.do("POST", "/api/templates/"+s.createTemplate(a.token, "CFF", cffTpl).str("id")+"/preview", a.token, map[string]any{"variables": vars})
+	if fonts := embeddedFonts(t, prev.raw); fonts["CFFTest-Italic"] != "yes yes" || !strings.Contains(string(prev.raw), "/CIDFontType0C") {
+		t.Fatalf("CFF font asset: %d %v", prev.status, fonts)
+	}
+	if text := pdfText(t, prev.raw); !strings.Contains(text, "Q10") {
+		t.Fatalf("CFF font asset text:\n%s", text)
+	}
+
 	// Another team sees none of them, by family, asset name or id.
 	bTeam := s.signup("brandb")
 	for _, fam := range []string{"Go", "asset:mono.ttf", "mono.ttf", mono.str("id"), "asset:" + mono.str("id")} {

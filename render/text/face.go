@@ -259,7 +259,8 @@ type subsetFile struct {
 
 // Subset returns a zlib-compressed TrueType file holding glyphs olds[0],
 // olds[1], ... as glyphs 0, 1, ... (composite glyph components follow
-// them) and its uncompressed length. The result is shared and must not
+// them) and its uncompressed length; for a CFF face (CFF), a CID-keyed
+// CFF font program whose glyph and CID i is olds[i]. The result is shared and must not
 // be modified.
 func (f *Face) Subset(olds []uint16) ([]byte, int, error) {
 	key := make([]byte, 2*len(olds))
@@ -289,6 +290,14 @@ func (f *Face) Subset(olds []uint16) ([]byte, int, error) {
 	f.subsets[string(key)] = b
 	f.mu.Unlock()
 	return b.z, b.n, nil
+}
+
+// CFF reports whether the face has CFF (PostScript) outlines: its
+// subsets are CFF font programs (PDF FontFile3, CIDFontType0C), not
+// TrueType files.
+func (f *Face) CFF() bool {
+	f.ready()
+	return f.sf.cff != nil
 }
 
 // Metrics returns the face's font descriptor values for PDF.

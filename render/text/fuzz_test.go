@@ -19,7 +19,7 @@ func FuzzFont(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	for _, name := range []string{"testdata/tiny.ttf"} {
+	for _, name := range []string{"testdata/tiny.ttf", "../../app/testdata/assets/cfftest.otf"} { // glyf and CFF outlines
 		if b, err := os.ReadFile(name); err == nil {
 			f.Add(b)
 		}
@@ -43,7 +43,7 @@ func FuzzFont(f *testing.F) {
 		if err := reg.AddFamily("Fuzz", face); err != nil {
 			t.Fatal(err)
 		}
-		lines := reg.Layout("Abc fi ffl שלום مرحبا 中文 😀", "", Regular, 5000)
+		lines := reg.Layout("Abc fi ffl שלום مرحبا 中文 😀 Q10", "", Regular, 5000)
 		var ids []uint16
 		for _, l := range lines {
 			for _, r := range l.Runs {

@@ -12,6 +12,7 @@ import (
 // malformed or hostile file must end in an error, never a panic.
 type sfnt struct {
 	tables    map[string][]byte
+	cff       []byte // the CFF table of a font with PostScript outlines, nil for glyf
 	hmtx      []byte
 	numGlyphs int
 	locaLong  bool
@@ -44,8 +45,7 @@ func readSFNT(data []byte) (*sfnt, error) {
 	}
 	switch tag {
 	case 0x00010000, 0x74727565: // TrueType outlines ("true")
-	case 0x4F54544F: // "OTTO"
-		return nil, errors.New("font has CFF (PostScript) outlines; only TrueType (glyf) outlines are supported")
+	case 0x4F54544F: // "OTTO": CFF (PostScript) outlines
 	case 0x74746366: // "ttcf"
 		return nil, errors.New("font collections (.ttc) are not supported; upload one font file")
 	default:
@@ -69,7 +69,13 @@ func readSFNT(data []byte) (*sfnt, error) {
 		}
 		s.tables[t] = data[off : off+ln]
 	}
-	for _, t := range []string{"head", "hhea", "hmtx", "maxp", "loca", "glyf"} {
+	need := []string{"head", "hhea", "hmtx", "maxp", "loca", "glyf"}
+	if s.tables["glyf"] == nil && s.tables["CFF "] != nil {
+		need, s.cff = need[:4], s.tables["CFF "]
+	} else if s.tables["glyf"] == nil && s.tables["CFF2"] != nil {
+		return nil, errors.New("font has CFF2 (variable PostScript) outlines; TrueType and CFF outlines are supported")
+	}
+	for _, t := range need {
 		if s.tables[t] == nil {
 			return nil, fmt.Errorf("%w: no %q table", errMalformed, t)
 		}
@@ -93,7 +99,7 @@ func readSFNT(data []byte) (*sfnt, error) {
 	if s.locaLong {
 		per = 4
 	}
-	if len(s.tables["loca"]) < per*(s.numGlyphs+1) {
+	if s.cff == nil && len(s.tables["loca"]) < per*(s.numGlyphs+1) {
 		return nil, fmt.Errorf("%w: loca", errMalformed)
 	}
 	return s, nil
@@ -183,7 +189,13 @@ func components(g []byte) ([]int, error) {
 // as glyphs 0, 1, ... (olds[0] should be 0, .notdef). Components of
 // composite glyphs are added after them and renumbered; tables a PDF
 // reader does not use (cmap, GSUB, GPOS, name, post, kern) are left out.
+//
+// For a font with CFF outlines it returns a CID-keyed CFF table instead
+// (subsetCFF): what PDF embeds as FontFile3.
 func (s *sfnt) subset(olds []uint16) ([]byte, error) {
+	if s.cff != nil {
+		return subsetCFF(s.cff, s.numGlyphs, olds)
+	}
 	newID := make(map[uint16]uint16, len(olds))
 	order := make([]uint16, 0, len(olds))
 	add := func(g uint16) uint16 {
