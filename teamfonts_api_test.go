@@ -1,7 +1,10 @@
 package main
 
 import (
+	"archive/zip"
+	"bytes"
 	"encoding/binary"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,6 +122,26 @@ func TestTeamFonts(t *testing.T) {
 		wantFonts("batch", pdf, "Go-Regular", "Go-Bold", "GoMono-Regular")
 	}
 
+	// XLSX cells name the families by their typeface names, also the one
+	// chosen by its asset's name.
+	g := s.must(200, "POST", "/api/v1/documents/generate", keyA, map[string]any{"templateId": tpl.str("id"), "format": "xlsx", "variables": vars})
+	_, _, xlsx := s.download(g.str("downloadUrl"))
+	zr, err := zip.NewReader(bytes.NewReader(xlsx), int64(len(xlsx)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var styles []byte
+	for _, f := range zr.File {
+		if f.Name == "xl/styles.xml" {
+			rc, _ := f.Open()
+			styles, _ = io.ReadAll(rc)
+			rc.Close()
+		}
+	}
+	if !bytes.Contains(styles, []byte(`<name val="Go"></name>`)) || !bytes.Contains(styles, []byte(`<name val="Go Mono"></name>`)) {
+		t.Fatalf("XLSX styles name no Go fonts:\n%.600s", styles[max(0, bytes.Index(styles, []byte("<fonts"))):])
+	}
+
 	v := s.must(200, "POST", "/api/templates/validate-schema", a.token, map[string]any{"templateType": "attachment", "schema": fontTemplate("go", mono.str("id"))["schema"]})
 	if v.str("valid") != "true" {
 		t.Fatalf("validate-schema by family and asset id: %s", v.raw)
@@ -161,7 +184,7 @@ func TestTeamFonts(t *testing.T) {
 	// A template of B's own that A's team font would satisfy does not draw with it.
 	own := s.createTemplate(bTeam.token, "Plain", fontTemplate("", "Noto Serif"))
 	keyB := s.createKey(bTeam.token, nil)
-	g := s.must(200, "POST", "/api/v1/documents/generate", keyB, map[string]any{"templateId": own.str("id"), "format": "pdf", "variables": vars})
+	g = s.must(200, "POST", "/api/v1/documents/generate", keyB, map[string]any{"templateId": own.str("id"), "format": "pdf", "variables": vars})
 	_, _, pdf := s.download(g.str("downloadUrl"))
 	for name := range embeddedFonts(t, pdf) {
 		if strings.HasPrefix(name, "Go") {

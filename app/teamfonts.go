@@ -155,7 +155,7 @@ func (s *AssetService) teamFamilies(fonts []*Asset) []render.FontFamily {
 			continue
 		}
 		// Chosen by its asset's name, the file draws every style.
-		out = append(out, render.FontFamily{Name: a.Name, Aliases: []string{a.ID}, Lazy: [4]*render.FontFile{files[i]}})
+		out = append(out, render.FontFamily{Name: a.Name, Aliases: []string{a.ID}, Typeface: strings.TrimSpace(a.Font.Family), Lazy: [4]*render.FontFile{files[i]}})
 	}
 	for _, g := range groups {
 		ff := render.FontFamily{Name: g.name, Lazy: g.files}

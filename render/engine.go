@@ -25,7 +25,10 @@ type FontFamily struct {
 	Name string
 	// Aliases are other names fontFamily may use for the family (a team's
 	// font by its asset's name or id); error messages list only Name.
-	Aliases                           []string
+	Aliases []string
+	// Typeface is the family name in the font files when Name is another
+	// (a font chosen by its asset's name); spreadsheet cells name it.
+	Typeface                          string
 	Regular, Bold, Italic, BoldItalic []byte
 	// Lazy are files read and parsed on first use, by style (regular,
 	// bold, italic, bold italic), for the styles whose bytes are not
@@ -163,7 +166,7 @@ func parseFamily(ff FontFamily) (*text.Family, error) { return parseFamilyShared
 // (a team's font in its family and under its asset's name) share one face
 // through shared, so they are loaded once.
 func parseFamilyShared(ff FontFamily, shared map[*FontFile]*text.Face) (*text.Family, error) {
-	fam := &text.Family{Name: ff.Name, Aliases: ff.Aliases}
+	fam := &text.Family{Name: ff.Name, Aliases: ff.Aliases, FaceName: ff.Typeface}
 	styles := []string{"Regular", "Bold", "Italic", "BoldItalic"}
 	for i, b := range [][]byte{ff.Regular, ff.Bold, ff.Italic, ff.BoldItalic} {
 		name := strings.ReplaceAll(ff.Name, " ", "") + "-" + styles[i]

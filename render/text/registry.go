@@ -38,6 +38,18 @@ type Family struct {
 	// Aliases are other names that select the family (a team's font by
 	// its asset's name or id); Names does not list them.
 	Aliases []string
+	// FaceName is the family name in the font files, when Name is another
+	// (a team's font chosen by its asset's name): what a spreadsheet
+	// cell names.
+	FaceName string
+}
+
+// Typeface is the family's name as the font files give it.
+func (f *Family) Typeface() string {
+	if f.FaceName != "" {
+		return f.FaceName
+	}
+	return f.Name
 }
 
 // Face returns the face drawing style s.
@@ -136,6 +148,7 @@ func (r *Registry) With(extra ...*Family) *Registry {
 			continue
 		}
 		added := out.families[strings.ToLower(strings.TrimSpace(f.Name))]
+		added.FaceName = f.FaceName
 		for _, a := range f.Aliases {
 			if k := strings.ToLower(strings.TrimSpace(a)); k != "" && out.families[k] == nil {
 				out.families[k] = added
