@@ -56,3 +56,31 @@ func FuzzFont(f *testing.F) {
 		_ = reg.Missing("", "A€")
 	})
 }
+
+// FuzzCFF feeds CFF tables to the CFF subsetter directly (the font
+// check's parse is slow to fuzz through): nothing may panic, and a
+// subset it writes must itself subset again.
+func FuzzCFF(f *testing.F) {
+	if b, err := os.ReadFile("../../app/testdata/assets/cfftest.otf"); err == nil {
+		if sf, err := readSFNT(b); err == nil && sf.cff != nil {
+			f.Add(sf.cff, uint16(sf.numGlyphs))
+			if sub, err := subsetCFF(sf.cff, sf.numGlyphs, []uint16{0, 1, 2}); err == nil {
+				f.Add(sub, uint16(3))
+			}
+		}
+	}
+	f.Add([]byte{1, 0, 4, 4, 0, 0}, uint16(1))
+	f.Fuzz(func(t *testing.T, data []byte, n uint16) {
+		if n == 0 || n > 4096 {
+			return
+		}
+		olds := []uint16{0, n - 1, n / 2}
+		sub, err := subsetCFF(data, int(n), olds)
+		if err != nil {
+			return
+		}
+		if _, err := subsetCFF(sub, len(olds), []uint16{0, 2}); err != nil {
+			t.Fatalf("a subset does not subset again: %v", err)
+		}
+	})
+}
