@@ -52,9 +52,7 @@ func writePreview(w http.ResponseWriter, format string, doc []byte, st app.Previ
 	h.Set("X-Folio-Rows", strconv.Itoa(st.Rows))
 	h.Set("X-Folio-Sheets", strconv.Itoa(st.Sheets))
 	h.Set("X-Folio-Bytes", strconv.Itoa(len(doc)))
-	if len(st.Warnings) > 0 {
-		h.Set("X-Folio-Warnings", warningsHeader(st.Warnings))
-	}
+	h.Set("X-Folio-Warnings", warningsHeader(st.Warnings))
 	h.Set("Content-Length", strconv.Itoa(len(doc)))
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(doc)
@@ -92,6 +90,9 @@ func (s *Server) handleValidateVariables(w http.ResponseWriter, r *http.Request)
 // warningsHeader writes a preview's warnings as a JSON array in ASCII
 // (characters past it as \uXXXX escapes), as a header can carry them.
 func warningsHeader(list []app.DryRunIssue) string {
+	if len(list) == 0 {
+		return "[]"
+	}
 	b, _ := json.Marshal(list)
 	var out strings.Builder
 	for _, r := range string(b) {
