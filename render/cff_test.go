@@ -6,6 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/image/font/gofont/gobold"
+	"golang.org/x/image/font/gofont/goitalic"
+	"golang.org/x/image/font/gofont/gomono"
+	"golang.org/x/image/font/gofont/goregular"
 )
 
 // cffFamily is a family drawn by a font with CFF outlines, chosen as
@@ -84,5 +89,53 @@ func TestCFFFontsAreEmbeddedAsSubsets(t *testing.T) {
 	}
 	if ink < 50 {
 		t.Fatalf("the CFF glyphs draw no ink (%d dark pixels)", ink)
+	}
+}
+
+// TestDocImageOwnFonts draws the picture of docs/templates.md's fonts
+// section with -docimages: families of a team's or an operator's own
+// (Go, Go Mono; the CFF test font) beside the built-in fallbacks.
+func TestDocImageOwnFonts(t *testing.T) {
+	if !*docImages {
+		t.Skip("run with -docimages to rewrite docs/images")
+	}
+	needTool(t, "pdftoppm")
+	cff, err := os.ReadFile(filepath.Join("..", "app", "testdata", "assets", "cfftest.otf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := MustEngine(t).WithFonts(
+		FontFamily{Name: "Go", Regular: goregular.TTF, Bold: gobold.TTF, Italic: goitalic.TTF},
+		FontFamily{Name: "Go Mono", Regular: gomono.TTF},
+		FontFamily{Name: "CFF Test", Regular: cff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := e.Compile(schemaDef(`{"fontFamily":"Go","sections":[{"id":"b","components":[
+		{"type":"heading","props":{"content":"Brand report: fontFamily \"Go\""}},
+		{"type":"text","props":{"content":"Uploaded TrueType fonts, grouped by family: regular, bold and italic. Kunde: محمد بن سلمان, 請求書 ✅"}},
+		{"type":"text","props":{"content":"Italic from the family's italic file.","style":{"italic":true}}},
+		{"type":"text","fontFamily":"Go Mono","props":{"content":"fontFamily \"Go Mono\": INV-2026-0017   1,234.56"}},
+		{"type":"text","props":{"content":"Below, a test font with CFF (PostScript) outlines, which has only these four characters:"}},
+		{"type":"text","fontFamily":"CFF Test","props":{"content":"Q10中","style":{"fontSize":14}}}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdf := MustRender(t, tpl, nil, Options{})
+	if os.Getenv("FOLIO_CFF_PNG") != "" {
+		os.WriteFile(filepath.Join(os.Getenv("FOLIO_CFF_PNG"), "own.pdf"), pdf, 0o644)
+	}
+	dir := t.TempDir()
+	out, err := exec.Command("pdftoppm", "-png", "-r", "80", "-f", "1", "-l", "1", "-singlefile",
+		"-x", "40", "-y", "40", "-W", "560", "-H", "175", writeTemp(t, pdf), filepath.Join(dir, "p")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pdftoppm: %v %s", err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "p.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("..", "docs", "images", "fonts-own.png"), b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

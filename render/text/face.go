@@ -274,6 +274,17 @@ func (f *Face) Subset(olds []uint16) ([]byte, int, error) {
 	if ok {
 		return b.z, b.n, nil
 	}
+	for i, g := range olds {
+		if int(g) >= f.sf.numGlyphs { // a glyph the font does not have (a shaper's marker): draw .notdef
+			olds = append([]uint16(nil), olds...)
+			for k := i; k < len(olds); k++ {
+				if int(olds[k]) >= f.sf.numGlyphs {
+					olds[k] = 0
+				}
+			}
+			break
+		}
+	}
 	raw, err := f.sf.subset(olds)
 	if err != nil {
 		return nil, 0, fmt.Errorf("font %s: %w", f.name, err)
