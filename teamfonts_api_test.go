@@ -192,6 +192,21 @@ func TestTeamFonts(t *testing.T) {
 		}
 	}
 
+	// An export carries the font named as asset:mono.ttf; importing it
+	// stores the font in team B, whose document then draws with it.
+	monoOnly := s.createTemplate(a.token, "Mono only", fontTemplate("", "asset:mono.ttf"))
+	ex := s.must(200, "GET", "/api/templates/"+monoOnly.str("id")+"/export", a.token, nil)
+	raw := ex.raw
+	im := s.upload("/api/templates/import", bTeam.token, raw, nil)
+	if im.str("status") != "created" {
+		t.Fatalf("import into team B: %s", im.raw)
+	}
+	g = s.must(200, "POST", "/api/v1/documents/generate", keyB, map[string]any{"templateId": im.str("templateId"), "format": "pdf", "variables": vars})
+	_, _, pdf = s.download(g.str("downloadUrl"))
+	if fonts := embeddedFonts(t, pdf); fonts["GoMono-Regular"] != "yes yes" {
+		t.Fatalf("team B's imported template: %v", fonts)
+	}
+
 	// Replacing mono.ttf (chosen by asset name) changes the next document.
 	s.must(200, "PUT", "/api/assets/"+mono.str("id"), a.token, map[string]any{"contentBase64": b64(goitalic.TTF)})
 	pdf = generate(keyA)

@@ -92,6 +92,10 @@ func TestCFFFontsAreEmbeddedAsSubsets(t *testing.T) {
 	}
 }
 
+// otherDocPictures are the pictures of docs/templates.md that tests other
+// than the golden cases' draw (with -docimages).
+var otherDocPictures = map[string]bool{"fonts-own.png": true} // TestDocImageOwnFonts
+
 // TestDocImageOwnFonts draws the picture of docs/templates.md's fonts
 // section with -docimages: families of a team's or an operator's own
 // (Go, Go Mono; the CFF test font) beside the built-in fallbacks.
