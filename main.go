@@ -154,18 +154,27 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.Var(&c.FontDirs, "font-dir", "directory of TTF/OTF/TTC fonts every team may choose with fontFamily (repeatable; FOLIO_FONT_DIR: a "+string(os.PathListSeparator)+"-separated list)")
 	fs.BoolVar(&c.SystemFonts, "system-fonts", false, "also offer the system's fonts ("+strings.Join(app.SystemFontDirs(), ", ")+")")
 	envDefaults(fs)
+	c.FontDirs.env = len(c.FontDirs.list) > 0
 }
 
 // fontDirs is the repeatable --font-dir flag; each value may be a list
-// separated by the OS's path list separator (as FOLIO_FONT_DIR is).
-type fontDirs []string
+// separated by the OS's path list separator (as FOLIO_FONT_DIR is). Dirs
+// given on the command line replace those of the environment, as other
+// flags' values do.
+type fontDirs struct {
+	list []string
+	env  bool // list came from FOLIO_FONT_DIR
+}
 
-func (d *fontDirs) String() string { return strings.Join(*d, string(os.PathListSeparator)) }
+func (d *fontDirs) String() string { return strings.Join(d.list, string(os.PathListSeparator)) }
 
 func (d *fontDirs) Set(v string) error {
+	if d.env {
+		d.list, d.env = nil, false
+	}
 	for _, p := range filepath.SplitList(v) {
 		if p = strings.TrimSpace(p); p != "" {
-			*d = append(*d, p)
+			d.list = append(d.list, p)
 		}
 	}
 	return nil
@@ -1020,7 +1029,7 @@ func adminErr(err error) error {
 // (--font-dir, --system-fonts), indexed now and read on first use.
 func (c *Config) engineFonts(log *slog.Logger) render.Fonts {
 	fonts := EngineFonts()
-	dirs := append([]string(nil), c.FontDirs...)
+	dirs := append([]string(nil), c.FontDirs.list...)
 	if c.SystemFonts {
 		dirs = append(dirs, app.SystemFontDirs()...)
 	}

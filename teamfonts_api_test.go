@@ -303,7 +303,7 @@ func TestOperatorFonts(t *testing.T) {
 	write(dir, "notes.txt", []byte("ignored"))
 	write(more, "Damaged-Italic.ttf", damageGlyphs(t, goitalic.TTF))
 	write(more, "NotoSans-Fake.ttf", gosmallcaps.TTF) // family "Go Smallcaps"
-	s := startServer(t, func(c *Config) { c.FontDirs = fontDirs{dir, more} })
+	s := startServer(t, func(c *Config) { c.FontDirs = fontDirs{list: []string{dir, more}} })
 
 	for _, name := range []string{"opa", "opb"} {
 		u := s.signup(name)
@@ -342,5 +342,27 @@ func TestOperatorFonts(t *testing.T) {
 	v := s.must(200, "POST", "/api/templates/validate-schema", u.token, map[string]any{"templateType": "attachment", "schema": fontTemplate("Nope", "Go Smallcaps")["schema"]})
 	if !strings.Contains(string(v.raw), "Go Smallcaps") || !strings.Contains(string(v.raw), "Go Mono") {
 		t.Fatalf("unknown family does not list the operator's: %s", v.raw)
+	}
+}
+
+// TestFontDirFlags checks --font-dir and FOLIO_FONT_DIR: the variable
+// holds a list, the flag repeats, and dirs on the command line replace
+// the environment's.
+func TestFontDirFlags(t *testing.T) {
+	t.Setenv("FOLIO_FONT_DIR", "/env/a"+string(os.PathListSeparator)+"/env/b")
+	parse := func(args ...string) []string {
+		var c Config
+		fs := newFlagSet()
+		c.flags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return c.FontDirs.list
+	}
+	if got := parse(); strings.Join(got, ",") != "/env/a,/env/b" {
+		t.Fatalf("from the environment: %q", got)
+	}
+	if got := parse("--font-dir", "/x", "--font-dir", "/y", "--system-fonts"); strings.Join(got, ",") != "/x,/y" {
+		t.Fatalf("from flags: %q", got)
 	}
 }
