@@ -63,6 +63,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "folio %s (commit %s, built %s, %s)\n", version, commit, date, runtime.Version())
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, "usage: folio [serve|admin|bench|version] [flags]   (folio <command> -h for flags)")
+		fmt.Fprintln(stdout, "fonts: folio serve --font-dir DIR (repeatable) offers the TTF/OTF/TTC fonts in DIR to every team's fontFamily;")
+		fmt.Fprintln(stdout, "       --system-fonts the system's too; a team uploads its own as font assets (docs/templates.md, Fonts)")
 	default:
 		err = fmt.Errorf("unknown command %q (serve, admin, bench, version)", cmd)
 	}
@@ -115,6 +117,11 @@ type Config struct {
 	MinFreeMB      int64         // readiness needs this much free disk in --data
 	GenerateWait   time.Duration // how long a synchronous generate waits (0: 30 s)
 
+	// Fonts (docs/templates.md, Fonts): operators' font directories, and
+	// whether the system's font directories are scanned too.
+	FontDirs    fontDirs
+	SystemFonts bool
+
 	// Limits overrides the generation limits of renders (zero fields keep
 	// the specification's); nil keeps them all. No flag: embedders and tests.
 	Limits *render.Limits
@@ -154,7 +161,33 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MetricsToken, "metrics-token", "", "Bearer token for /metrics and /debug/pprof (default: loopback clients only)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client")
 	fs.Int64Var(&c.MinFreeMB, "min-free-mb", defaultMinFreeMB, "/readyz fails when the data directory's disk has less free space (MB)")
+	fs.Var(&c.FontDirs, "font-dir", "directory of TTF/OTF/TTC fonts every team may choose with fontFamily (repeatable; FOLIO_FONT_DIR: a "+string(os.PathListSeparator)+"-separated list)")
+	fs.BoolVar(&c.SystemFonts, "system-fonts", false, "also offer the system's fonts ("+strings.Join(app.SystemFontDirs(), ", ")+")")
 	envDefaults(fs)
+	c.FontDirs.env = len(c.FontDirs.list) > 0
+}
+
+// fontDirs is the repeatable --font-dir flag; each value may be a list
+// separated by the OS's path list separator (as FOLIO_FONT_DIR is). Dirs
+// given on the command line replace those of the environment, as other
+// flags' values do.
+type fontDirs struct {
+	list []string
+	env  bool // list came from FOLIO_FONT_DIR
+}
+
+func (d *fontDirs) String() string { return strings.Join(d.list, string(os.PathListSeparator)) }
+
+func (d *fontDirs) Set(v string) error {
+	if d.env {
+		d.list, d.env = nil, false
+	}
+	for _, p := range filepath.SplitList(v) {
+		if p = strings.TrimSpace(p); p != "" {
+			d.list = append(d.list, p)
+		}
+	}
+	return nil
 }
 
 // envDefaults sets each flag from FOLIO_<NAME> when that variable is set.
@@ -287,13 +320,14 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	engine, err := render.NewEngine(EngineFonts())
+	engine, err := render.NewEngine(c.engineFonts(m.Logger))
 	if err != nil {
 		return err
 	}
 	activity := &app.ActivityLog{Store: m.DB, Logger: m.Logger, Now: m.Now}
 	assetSvc := &app.AssetService{Assets: m.DB, Teams: m.DB, Files: &store.Files{Root: filepath.Join(c.Data, "files")}, Memory: engine, Now: m.Now}
 	meta := &app.MetaCache{Gen: m.DB} // keys, users, teams, templates (docs/decisions.md, "Metadata cache")
+	assetSvc.Meta = meta              // each team's font assets
 	templates := &app.TemplateService{Templates: meta.Templates(m.DB), Teams: m.DB, Engine: engine, Now: m.Now, Activity: activity, Assets: assetSvc}
 	if templates.Images, err = newImageFetcher(c); err != nil {
 		return err
@@ -1059,6 +1093,25 @@ func adminErr(err error) error {
 		return fmt.Errorf("%s (%s)", e.Message, e.Code)
 	}
 	return err
+}
+
+// engineFonts is the embedded font set plus the operator's fonts
+// (--font-dir, --system-fonts), indexed now and read on first use.
+func (c *Config) engineFonts(log *slog.Logger) render.Fonts {
+	fonts := EngineFonts()
+	dirs := append([]string(nil), c.FontDirs.list...)
+	if c.SystemFonts {
+		dirs = append(dirs, app.SystemFontDirs()...)
+	}
+	if len(dirs) == 0 {
+		return fonts
+	}
+	var taken []string
+	for _, f := range fonts.Families {
+		taken = append(taken, f.Name)
+	}
+	fonts.Families = append(fonts.Families, app.OperatorFonts(dirs, taken, log)...)
+	return fonts
 }
 
 // EngineFonts converts the embedded font set for the render engine.

@@ -113,6 +113,9 @@ type AssetService struct {
 	Files  FileStore
 	Memory MemoryGate // image decodes on upload wait for memory here
 	Now    func() time.Time
+	// Meta, when set, keeps each team's list of font assets for one
+	// metadata generation (the fonts its templates may choose).
+	Meta *MetaCache
 }
 
 // AssetUpload is an upload or replacement: the file's bytes (multipart

@@ -361,8 +361,10 @@ func checkFont(data []byte) (*checked, error) {
 			return nil, errAsset("the font's glyf table (outlines) cannot be read: %v", err)
 		}
 		outlines = "truetype"
-	case ld.HasTable(ot.MustNewTag("CFF ")) || ld.HasTable(ot.MustNewTag("CFF2")):
+	case ld.HasTable(ot.MustNewTag("CFF ")):
 		outlines = "cff"
+	case ld.HasTable(ot.MustNewTag("CFF2")):
+		return nil, errAsset("the font has variable PostScript outlines (CFF2), which documents cannot embed yet; upload a static OTF or a TTF of it")
 	default:
 		return nil, errAsset("the font has no outlines (no glyf or CFF table); bitmap-only and colour-only fonts are not accepted")
 	}

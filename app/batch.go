@@ -140,7 +140,7 @@ func (s *DocumentService) GenerateBatch(ctx context.Context, in BatchInput) (*Ba
 	if err := checkLocale("locale", in.Locale); err != nil {
 		return nil, err
 	}
-	ct, err := s.Templates.Compiled(t, in.Locale)
+	ct, err := s.Templates.Compiled(ctx, t, in.Locale)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func (s *DocumentService) DryRunBatch(ctx context.Context, in BatchInput) (*Batc
 	if err := checkLocale("locale", in.Locale); err != nil {
 		return nil, err
 	}
-	ct, err := s.Templates.Compiled(t, in.Locale)
+	ct, err := s.Templates.Compiled(ctx, t, in.Locale)
 	if err != nil {
 		return nil, err
 	}

@@ -111,7 +111,7 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	if err != nil {
 		return nil, err
 	}
-	ct, err := s.Templates.Compiled(t, in.Locale)
+	ct, err := s.Templates.Compiled(ctx, t, in.Locale)
 	if err != nil {
 		return nil, err
 	}

@@ -55,6 +55,19 @@ func (c *MetaCache) Pin(ctx context.Context) context.Context {
 	return context.WithValue(ctx, metaGenKey{}, g)
 }
 
+// Repin reads the generation again and pins it in ctx, for the lookups a
+// request makes after its own writes (an import that stored fonts).
+func (c *MetaCache) Repin(ctx context.Context) context.Context {
+	if c == nil {
+		return ctx
+	}
+	g, err := c.Gen.MetadataGeneration(ctx)
+	if err != nil {
+		return ctx
+	}
+	return context.WithValue(ctx, metaGenKey{}, g)
+}
+
 // pinnedGen returns the generation pinned in ctx, by Pin or in the
 // principal Authenticate made.
 func pinnedGen(ctx context.Context) (int64, bool) {

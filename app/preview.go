@@ -35,7 +35,8 @@ type ValidateSchemaInput struct {
 
 // ValidateSchema checks a schema without storing anything.
 func (s *TemplateService) ValidateSchema(ctx context.Context, in ValidateSchemaInput) (*Validation, error) {
-	if _, err := PrincipalFrom(ctx); err != nil {
+	p, err := PrincipalFrom(ctx)
+	if err != nil {
 		return nil, err
 	}
 	if in.TemplateType == "" {
@@ -48,7 +49,7 @@ func (s *TemplateService) ValidateSchema(ctx context.Context, in ValidateSchemaI
 		return nil, ErrRequired("schema")
 	}
 	v := &Validation{Errors: []render.Issue{}, Warnings: schemaWarnings(in.Schema)}
-	ct, err := s.Engine.Compile(render.Definition{Schema: in.Schema, Variables: in.Variables, Constants: in.Constants, CalculatedVariables: in.CalculatedVariables})
+	ct, err := s.compile(ctx, p.TeamID, render.Definition{Schema: in.Schema, Variables: in.Variables, Constants: in.Constants, CalculatedVariables: in.CalculatedVariables})
 	if err != nil {
 		var se *render.SchemaError
 		if !errors.As(err, &se) {
@@ -159,36 +160,43 @@ type PreviewDefinitionInput struct {
 	render.PDFRequest
 }
 
+// PreviewStats are a preview's render figures and its warnings: the
+// request's values holding characters no font can draw, by variable.
+type PreviewStats struct {
+	render.Stats
+	Warnings []DryRunIssue
+}
+
 // Preview renders a template without recording a job, charging quota or
 // sending webhooks.
-func (s *DocumentService) Preview(ctx context.Context, ref string, in PreviewInput) ([]byte, render.Stats, error) {
+func (s *DocumentService) Preview(ctx context.Context, ref string, in PreviewInput) ([]byte, PreviewStats, error) {
 	if err := previewer(ctx); err != nil {
-		return nil, render.Stats{}, err
+		return nil, PreviewStats{}, err
 	}
 	// The working state (draft) of an own or shared template: what an
 	// editor previews.
 	t, err := s.Templates.FindTemplate(ctx, TemplateRef{ID: ref})
 	if err != nil {
-		return nil, render.Stats{}, err
+		return nil, PreviewStats{}, err
 	}
 	format, err := previewFormat(in.Format)
 	if err != nil {
-		return nil, render.Stats{}, err
+		return nil, PreviewStats{}, err
 	}
 	vars, err := previewValues(in.Variables, t.SampleData)
 	if err != nil {
-		return nil, render.Stats{}, err
+		return nil, PreviewStats{}, err
 	}
 	if err := checkLocale("locale", in.Locale); err != nil {
-		return nil, render.Stats{}, err
+		return nil, PreviewStats{}, err
 	}
-	ct, err := s.Templates.Compiled(t, in.Locale)
+	ct, err := s.Templates.Compiled(ctx, t, in.Locale)
 	if err != nil {
-		return nil, render.Stats{}, err
+		return nil, PreviewStats{}, err
 	}
 	pdfOpts, err := pdfOptions(in.PDFRequest, format, ct)
 	if err != nil {
-		return nil, render.Stats{}, err
+		return nil, PreviewStats{}, err
 	}
 	pdfOpts.Draft = true
 	p, _ := PrincipalFrom(ctx)
@@ -201,32 +209,36 @@ func (s *DocumentService) Preview(ctx context.Context, ref string, in PreviewInp
 // previews as it is typed, so no draft is saved for it. Nothing is recorded
 // or charged; errors are those of saving (ERR_TMPL_008 with every path) and
 // of generating.
-func (s *DocumentService) PreviewDefinition(ctx context.Context, in PreviewDefinitionInput) ([]byte, render.Stats, error) {
+func (s *DocumentService) PreviewDefinition(ctx context.Context, in PreviewDefinitionInput) ([]byte, PreviewStats, error) {
 	if err := previewer(ctx); err != nil {
-		return nil, render.Stats{}, err
+		return nil, PreviewStats{}, err
 	}
 	if in.Template == nil {
-		return nil, render.Stats{}, ErrRequired("template")
+		return nil, PreviewStats{}, ErrRequired("template")
 	}
 	def := in.Template
 	if len(def.Schema) == 0 || string(def.Schema) == "null" {
-		return nil, render.Stats{}, ErrRequired("template.schema")
+		return nil, PreviewStats{}, ErrRequired("template.schema")
 	}
 	format, err := previewFormat(in.Format)
 	if err != nil {
-		return nil, render.Stats{}, err
+		return nil, PreviewStats{}, err
 	}
 	vars, err := previewValues(in.Variables, def.SampleData)
 	if err != nil {
-		return nil, render.Stats{}, err
+		return nil, PreviewStats{}, err
 	}
 	if err := checkLocale("locale", in.Locale); err != nil {
-		return nil, render.Stats{}, err
+		return nil, PreviewStats{}, err
 	}
-	ct, err := s.Templates.Engine.Compile(render.Definition{Schema: def.Schema, Variables: def.Variables, Constants: def.Constants,
+	var teamID string
+	if p, err := PrincipalFrom(ctx); err == nil {
+		teamID = p.TeamID
+	}
+	ct, err := s.Templates.compile(ctx, teamID, render.Definition{Schema: def.Schema, Variables: def.Variables, Constants: def.Constants,
 		CalculatedVariables: def.CalculatedVariables, Locale: in.Locale})
 	if err != nil {
-		return nil, render.Stats{}, schemaError(err)
+		return nil, PreviewStats{}, schemaError(err)
 	}
 	opts := s.renderOptions(true)
 	if p, err := PrincipalFrom(ctx); err == nil {
@@ -234,7 +246,7 @@ func (s *DocumentService) PreviewDefinition(ctx context.Context, in PreviewDefin
 		opts.Fetch = s.Templates.Images.Resolver(p.TeamID) // the same guard as jobs
 	}
 	if opts.PDF, err = pdfOptions(in.PDFRequest, format, ct); err != nil {
-		return nil, render.Stats{}, err
+		return nil, PreviewStats{}, err
 	}
 	opts.PDF.Draft = true
 	return s.renderPreview(ctx, ct, format, vars, opts)
@@ -271,18 +283,22 @@ func previewValues(raw json.RawMessage, sample map[string]any) (map[string]any, 
 	return decodeObject("variables", raw)
 }
 
-func (s *DocumentService) renderPreview(ctx context.Context, ct *render.Template, format string, vars map[string]any, opts render.Options) ([]byte, render.Stats, error) {
+func (s *DocumentService) renderPreview(ctx context.Context, ct *render.Template, format string, vars map[string]any, opts render.Options) ([]byte, PreviewStats, error) {
 	values, err := ct.Values(vars)
 	if err != nil {
-		return nil, render.Stats{}, variableError(err)
+		return nil, PreviewStats{}, variableError(err)
 	}
 	timeout := s.renderTimeout(format)
 	var buf bytes.Buffer
 	st, err := ct.Render(ctx, &buf, render.Format(format), values, opts)
 	if err != nil {
-		return nil, st, renderError(err, timeout)
+		return nil, PreviewStats{Stats: st}, renderError(err, timeout)
 	}
-	return buf.Bytes(), st, nil
+	ps := PreviewStats{Stats: st, Warnings: []DryRunIssue{}}
+	for _, m := range ct.MissingGlyphs(vars) {
+		ps.Warnings = append(ps.Warnings, DryRunIssue{Variable: m.Variable, Message: m.Message})
+	}
+	return buf.Bytes(), ps, nil
 }
 
 // RenderFunc compiles def once and returns a function that renders it with
@@ -367,7 +383,7 @@ func (s *DocumentService) DryRun(ctx context.Context, in GenerateInput) (*DryRun
 	if err != nil {
 		return nil, err
 	}
-	ct, err := s.Templates.Compiled(t, in.Locale)
+	ct, err := s.Templates.Compiled(ctx, t, in.Locale)
 	if err != nil {
 		return nil, err
 	}

@@ -170,8 +170,9 @@ type TemplateService struct {
 	// team; nil: templates cannot draw image URLs.
 	Images *ImageFetcher
 
-	mu    sync.Mutex
-	cache map[string]compiled
+	mu      sync.Mutex
+	cache   map[string]compiled
+	engines map[string]fontEngine // by team: the server's fonts and the team's
 }
 
 type compiled struct {
@@ -253,7 +254,7 @@ func (s *TemplateService) create(ctx context.Context, p *Principal, t *Template)
 	if err := checkSampleData(t.SampleData); err != nil {
 		return err
 	}
-	ct, err := s.Engine.Compile(t.Definition())
+	ct, err := s.compile(ctx, t.TeamID, t.Definition())
 	if err != nil {
 		return schemaError(err)
 	}
@@ -446,15 +447,23 @@ func (s *TemplateService) FindTemplates(ctx context.Context, f TemplateFilter) (
 }
 
 // Compiled returns the compiled form of a template state in a locale
-// (a request's override; "" is the schema's own), compiling each stored
-// state once per process and locale.
-func (s *TemplateService) Compiled(t *Template, locale string) (*render.Template, error) {
+// (a request's override; "" is the schema's own) with its team's fonts,
+// compiling each stored state once per process, locale and set of team
+// fonts.
+func (s *TemplateService) Compiled(ctx context.Context, t *Template, locale string) (*render.Template, error) {
+	eng, fonts, err := s.engineFor(ctx, t.TeamID)
+	if err != nil {
+		return nil, err
+	}
 	key := t.ID + "@draft"
 	if t.StateVersion != nil {
 		key = t.ID + "@" + strconv.Itoa(*t.StateVersion)
 	}
 	if locale != "" {
 		key += "#" + locale
+	}
+	if fonts != "" {
+		key += "\x00" + fonts
 	}
 	s.mu.Lock()
 	c, ok := s.cache[key]
@@ -464,7 +473,7 @@ func (s *TemplateService) Compiled(t *Template, locale string) (*render.Template
 	}
 	def := t.Definition()
 	def.Locale = locale
-	rt, err := s.Engine.Compile(def)
+	rt, err := eng.Compile(def)
 	if err != nil {
 		return nil, schemaError(err)
 	}

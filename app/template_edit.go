@@ -98,7 +98,7 @@ func (s *TemplateService) UpdateTemplate(ctx context.Context, ref TemplateRef, i
 	if err := checkSampleData(t.SampleData); err != nil {
 		return nil, err
 	}
-	ct, err := s.Engine.Compile(t.Definition())
+	ct, err := s.compile(ctx, t.TeamID, t.Definition())
 	if err != nil {
 		return nil, schemaError(err)
 	}

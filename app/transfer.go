@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"time"
@@ -161,8 +162,8 @@ func (s *TemplateService) ImportTemplate(ctx context.Context, in ImportInput) (*
 	if err := checkSampleData(t.SampleData); err != nil {
 		return nil, bad(err)
 	}
-	if _, err := s.Engine.Compile(t.Definition()); err != nil {
-		return nil, bad(schemaError(err))
+	if err := s.checkImport(ctx, p.TeamID, t, assets); err != nil {
+		return nil, bad(err)
 	}
 
 	existing, err := s.Templates.FindTemplateByName(ctx, p.TeamID, t.Name)
@@ -170,6 +171,7 @@ func (s *TemplateService) ImportTemplate(ctx context.Context, in ImportInput) (*
 		if t.Schema, err = s.importAssets(ctx, t.Schema, assets); err != nil {
 			return nil, err
 		}
+		ctx = s.Assets.Meta.Repin(ctx) // the fonts just stored are the team's now
 		existing, err = s.Templates.FindTemplateByName(ctx, p.TeamID, t.Name)
 	}
 	switch {
@@ -232,4 +234,34 @@ func readDefinition(file []byte) (*TemplateDefinition, []ExportedAsset, error) {
 		return nil, nil, &Error{Code: ECodeImportInvalid, Message: "import data invalid: " + err.Error()}
 	}
 	return &def, assets, nil
+}
+
+// checkImport compiles an imported template with the importing team's
+// fonts and the font assets the file carries (stored only after the
+// check), so a template naming its own font as asset:<ref> imports.
+func (s *TemplateService) checkImport(ctx context.Context, teamID string, t *Template, assets []ExportedAsset) error {
+	eng, _, err := s.engineFor(ctx, teamID)
+	if err != nil {
+		return err
+	}
+	var extra []render.FontFamily
+	for _, ea := range assets {
+		if ea.Kind != AssetFont || ea.Ref == "" {
+			continue
+		}
+		data, err := base64.StdEncoding.DecodeString(ea.ContentBase64)
+		if err != nil {
+			continue // importAssets says what is wrong with it
+		}
+		extra = append(extra, render.FontFamily{Name: ea.Ref, Regular: data})
+	}
+	if len(extra) > 0 {
+		if eng, err = eng.WithFonts(extra...); err != nil {
+			return errAsset("%s", upperFirst(err.Error()))
+		}
+	}
+	if _, err := eng.Compile(t.Definition()); err != nil {
+		return schemaError(err)
+	}
+	return nil
 }

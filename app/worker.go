@@ -406,7 +406,7 @@ func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
 		}
 		return s.failed(ECodeRenderFailed, "template could not be loaded", nil)
 	}
-	ct, err := s.Templates.Compiled(t, j.Locale)
+	ct, err := s.Templates.Compiled(ctx, t, j.Locale)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {

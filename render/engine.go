@@ -22,7 +22,13 @@ type Fonts struct {
 // FontFamily is one font family's TrueType files; a missing style is
 // drawn with the nearest one present.
 type FontFamily struct {
-	Name                              string
+	Name string
+	// Aliases are other names fontFamily may use for the family (a team's
+	// font by its asset's name or id); error messages list only Name.
+	Aliases []string
+	// Typeface is the family name in the font files when Name is another
+	// (a font chosen by its asset's name); spreadsheet cells name it.
+	Typeface                          string
 	Regular, Bold, Italic, BoldItalic []byte
 	// Lazy are files read and parsed on first use, by style (regular,
 	// bold, italic, bold italic), for the styles whose bytes are not
@@ -36,7 +42,10 @@ type FontFamily struct {
 // missing-character checks need not read it; Load returns its TrueType
 // bytes. A file that fails to load makes the renders that need it fail
 // with an internal error: give only files checked beforehand (package
-// assets tests every embedded font).
+// assets tests every embedded font). With Coverage nil (an operator's or
+// a team's font, not read yet) the file is loaded when first asked about,
+// and one that fails to load draws nothing: its characters come from the
+// fallback chain.
 type FontFile struct {
 	Name     string
 	Coverage []uint32
@@ -127,8 +136,9 @@ func NewEngine(fonts Fonts) (*Engine, error) {
 // fonts are parsed (each call parses the files given).
 func (e *Engine) WithFonts(families ...FontFamily) (*Engine, error) {
 	extra := make([]*text.Family, 0, len(families))
+	shared := map[*FontFile]*text.Face{}
 	for _, ff := range families {
-		fam, err := parseFamily(ff)
+		fam, err := parseFamilyShared(ff, shared)
 		if err != nil {
 			return nil, err
 		}
@@ -144,15 +154,35 @@ func (e *Engine) FontFamilies() []string { return e.fonts.Names() }
 // embed; the error says why not (for refusing an upload).
 func CheckFont(name string, data []byte) error { return text.CheckFont(name, data) }
 
+// CollectionFont returns font i of a font collection (.ttc, .otc) as a
+// font file of its own; a file that is not a collection is returned as it
+// is for i 0.
+func CollectionFont(data []byte, i int) ([]byte, error) { return text.CollectionFont(data, i) }
+
 // parseFamily parses the files of one family.
-func parseFamily(ff FontFamily) (*text.Family, error) {
-	fam := &text.Family{Name: ff.Name}
+func parseFamily(ff FontFamily) (*text.Family, error) { return parseFamilyShared(ff, nil) }
+
+// parseFamilyShared parses the files of one family; lazy files met before
+// (a team's font in its family and under its asset's name) share one face
+// through shared, so they are loaded once.
+func parseFamilyShared(ff FontFamily, shared map[*FontFile]*text.Face) (*text.Family, error) {
+	fam := &text.Family{Name: ff.Name, Aliases: ff.Aliases, FaceName: ff.Typeface}
 	styles := []string{"Regular", "Bold", "Italic", "BoldItalic"}
 	for i, b := range [][]byte{ff.Regular, ff.Bold, ff.Italic, ff.BoldItalic} {
 		name := strings.ReplaceAll(ff.Name, " ", "") + "-" + styles[i]
 		if len(b) == 0 {
 			if lf := ff.Lazy[i]; lf != nil && lf.Load != nil {
+				if f := shared[lf]; f != nil {
+					fam.Faces[i] = f
+					continue
+				}
+				if lf.Name != "" && lf.Coverage == nil {
+					name = lf.Name // an operator's or team's file: its own PostScript name
+				}
 				fam.Faces[i] = text.NewLazyFace(name, lf.Coverage, lf.Load)
+				if shared != nil {
+					shared[lf] = fam.Faces[i]
+				}
 			}
 			continue
 		}

@@ -36,7 +36,7 @@ func describeMissing(rs []rune) string {
 
 // missingMessage says which characters no font draws and how to fix it.
 func missingMessage(rs []rune) string {
-	return fmt.Sprintf("no font can draw %s: they would print as empty boxes; add a font that has them (folio serve --font-dir, or upload a TTF font asset and choose it with fontFamily)", describeMissing(rs))
+	return fmt.Sprintf("no font can draw %s: they would print as empty boxes; add a font that has them (upload a TTF or OTF font asset, or folio serve --font-dir) and choose it with fontFamily", describeMissing(rs))
 }
 
 // checkGlyphs looks for characters no font draws in literal text of the

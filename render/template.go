@@ -293,7 +293,8 @@ func (c *compiler) checkFamily(path, name string) string {
 	if c.fonts == nil {
 		return ""
 	}
-	fam, ok := c.fonts.Family(name)
+	// "asset:<name or id>" names a team's font asset, as images do.
+	fam, ok := c.fonts.Family(strings.TrimPrefix(strings.TrimSpace(name), "asset:"))
 	if !ok || strings.TrimSpace(name) == "" {
 		c.add(path, "unknown font family %q; available: %s (add fonts with --font-dir or upload a font asset)", clip(name, 64), strings.Join(c.fonts.Names(), ", "))
 		return ""

@@ -48,6 +48,7 @@ func (c xcell) empty() bool { return c.v == nil && c.formula == nil }
 
 // xstyle is a cell style; equal styles share one excelize style id.
 type xstyle struct {
+	font         string // font family name; "" is the application's default
 	bold, italic bool
 	size         float64
 	color        string // "RRGGBB"; "" is automatic
@@ -626,8 +627,8 @@ func (x *xlsxWriter) styleID(st xstyle) (int, error) {
 		return id, nil
 	}
 	style := &excelize.Style{}
-	if st.bold || st.italic || st.size > 0 || st.color != "" {
-		style.Font = &excelize.Font{Bold: st.bold, Italic: st.italic, Size: st.size, Color: st.color}
+	if st.bold || st.italic || st.size > 0 || st.color != "" || st.font != "" {
+		style.Font = &excelize.Font{Family: st.font, Bold: st.bold, Italic: st.italic, Size: st.size, Color: st.color}
 	}
 	if st.numFmt != "" {
 		f := st.numFmt

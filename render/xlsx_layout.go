@@ -13,9 +13,9 @@ var headingCellSizes = [...]float64{1: 16, 2: 14, 3: 12}
 func (x *xlsxWriter) layout(c *component, env map[string]any, out rowSink) error {
 	switch e := c.elem.(type) {
 	case *textElement:
-		return x.textRows(e.content, cellStyle(e.style, 0), env, out)
+		return x.textRows(e.content, x.cellStyle(e.style, 0), env, out)
 	case *headingElement:
-		return x.textRows(e.content, cellStyle(e.style, headingCellSizes[e.level]), env, out)
+		return x.textRows(e.content, x.cellStyle(e.style, headingCellSizes[e.level]), env, out)
 	case *tableElement:
 		return x.tableRows(c, e, env, out)
 	case *keyValueElement:
@@ -35,9 +35,16 @@ func (x *xlsxWriter) layout(c *component, env map[string]any, out rowSink) error
 }
 
 // cellStyle maps a text style to a cell style; size 0 keeps the default
-// unless the template set one.
-func cellStyle(st textStyle, size float64) xstyle {
+// unless the template set one. A font family the template chose is named
+// in the cell by its typeface name (the reader's system substitutes a
+// font it lacks); without one the cell keeps the application's default.
+func (x *xlsxWriter) cellStyle(st textStyle, size float64) xstyle {
 	xs := xstyle{bold: st.bold, italic: st.italic, size: size, align: st.align}
+	if st.family != "" && x.t.engine != nil && x.t.engine.fonts != nil {
+		if fam, ok := x.t.engine.fonts.Family(st.family); ok {
+			xs.font = fam.Typeface()
+		}
+	}
 	if xs.align == "L" {
 		xs.align = ""
 	}
@@ -112,7 +119,7 @@ func (x *xlsxWriter) tableRows(c *component, e *tableElement, env map[string]any
 	if err != nil {
 		return err
 	}
-	base := cellStyle(e.style, 0)
+	base := x.cellStyle(e.style, 0)
 	base.size, base.align = 0, ""
 	if e.showHeader {
 		hst := base
@@ -251,7 +258,7 @@ func (x *xlsxWriter) totalCells(e *tableElement, label string, aggs []*aggregate
 }
 
 func (x *xlsxWriter) keyValueRows(e *keyValueElement, env map[string]any, out rowSink) error {
-	base := cellStyle(e.style, 0)
+	base := x.cellStyle(e.style, 0)
 	base.size, base.align = 0, ""
 	lst := base
 	lst.bold = true

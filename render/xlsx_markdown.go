@@ -21,7 +21,7 @@ func (x *xlsxWriter) markdownRows(c *component, e *markdownElement, env map[stri
 	if err != nil {
 		return err
 	}
-	base := cellStyle(e.style, 0)
+	base := x.cellStyle(e.style, 0)
 	for _, b := range blocks {
 		prefix := ""
 		if b.quote > 0 {

@@ -251,3 +251,34 @@ func TestXLSXTextIsCleaned(t *testing.T) {
 		t.Errorf("sanitizeSheetName('') = %q", got)
 	}
 }
+
+// TestXLSXCellsNameTheFontFamily checks that cells of a component or
+// schema with a fontFamily name that family (a reader's system
+// substitutes a font it lacks), and that other cells keep the
+// application's default font.
+func TestXLSXCellsNameTheFontFamily(t *testing.T) {
+	tpl := MustCompile(t, schemaDef(`{"fontFamily":"noto serif","sections":[{"id":"b","components":[
+		{"type":"text","props":{"content":"Serif by the schema"}},
+		{"type":"text","fontFamily":"Noto Sans Mono","props":{"content":"Mono"}},
+		{"type":"table","fontFamily":"Noto Sans","props":{"rows":"items","columns":[{"header":"Item","value":"{{row.n}}"}]}}]}]}`))
+	f, _ := OpenXLSX(t, tpl, map[string]any{"items": []any{map[string]any{"n": "a"}}})
+	sheet := f.GetSheetList()[0]
+	family := func(ref string) string {
+		id, _ := f.GetCellStyle(sheet, ref)
+		st, _ := f.GetStyle(id)
+		if st == nil || st.Font == nil {
+			return ""
+		}
+		return st.Font.Family
+	}
+	for ref, want := range map[string]string{"A1": "Noto Serif", "A2": "Noto Sans Mono", "A3": "Noto Sans", "A4": "Noto Sans"} {
+		if got := family(ref); got != want {
+			v, _ := f.GetCellValue(sheet, ref)
+			t.Errorf("%s (%q) font = %q, want %q", ref, v, got, want)
+		}
+	}
+	plain, _ := OpenXLSX(t, MustCompile(t, schemaDef(`{"sections":[{"id":"b","components":[{"type":"text","props":{"content":"x"}}]}]}`)), nil)
+	if id, _ := plain.GetCellStyle(plain.GetSheetList()[0], "A1"); id != 0 {
+		t.Errorf("a cell without a fontFamily has style %d, want the default", id)
+	}
+}

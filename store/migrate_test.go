@@ -30,9 +30,7 @@ func migrationNames(t *testing.T) []string {
 // is in.
 // 0011 was handed out and never used: the branches of 2026-11-25 landed
 // 0012 and 0013, so it stays a gap.
-// 0020 is handed to a branch working beside the others (team fonts); an
-// entry for a number whose file exists changes nothing.
-var reservedMigrations = map[string]bool{"0011": true, "0020": true}
+var reservedMigrations = map[string]bool{"0011": true}
 
 // TestMigrationNumbering keeps the files NNNN_name.sql, numbered 1, 2, 3...
 // without gaps (other than reserved numbers) or duplicates (two branches

@@ -1,11 +1,14 @@
 package web
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
+	"unicode/utf16"
 
 	"folio/app"
-	"folio/render"
 )
 
 // handlePreview serves POST /api/templates/{id}/preview: the rendered file,
@@ -36,7 +39,7 @@ func (s *Server) handlePreviewDefinition(w http.ResponseWriter, r *http.Request)
 	return writePreview(w, in.Format, doc, st)
 }
 
-func writePreview(w http.ResponseWriter, format string, doc []byte, st render.Stats) error {
+func writePreview(w http.ResponseWriter, format string, doc []byte, st app.PreviewStats) error {
 	if format == "" {
 		format = "pdf"
 	}
@@ -49,6 +52,7 @@ func writePreview(w http.ResponseWriter, format string, doc []byte, st render.St
 	h.Set("X-Folio-Rows", strconv.Itoa(st.Rows))
 	h.Set("X-Folio-Sheets", strconv.Itoa(st.Sheets))
 	h.Set("X-Folio-Bytes", strconv.Itoa(len(doc)))
+	h.Set("X-Folio-Warnings", warningsHeader(st.Warnings))
 	h.Set("Content-Length", strconv.Itoa(len(doc)))
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(doc)
@@ -81,4 +85,26 @@ func (s *Server) handleValidateVariables(w http.ResponseWriter, r *http.Request)
 	}
 	writeJSON(w, http.StatusOK, v)
 	return nil
+}
+
+// warningsHeader writes a preview's warnings as a JSON array in ASCII
+// (characters past it as \uXXXX escapes), as a header can carry them.
+func warningsHeader(list []app.DryRunIssue) string {
+	if len(list) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(list)
+	var out strings.Builder
+	for _, r := range string(b) {
+		switch {
+		case r < 0x80:
+			out.WriteRune(r)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&out, "\\u%04x\\u%04x", r1, r2)
+		default:
+			fmt.Fprintf(&out, "\\u%04x", r)
+		}
+	}
+	return out.String()
 }

@@ -67,6 +67,12 @@ func ParseFace(name string, data []byte) (*Face, error) {
 // fallback and missing-character checks need not load it; load returns
 // the TrueType bytes (kept for as long as the face: subsets are cut from
 // them).
+//
+// With coverage nil the face is not known until loaded: the first
+// question about it (Covers) loads it, and a face that fails to load
+// covers nothing, so its characters come from the fallback chain (an
+// operator's or a team's font that turns out damaged is skipped, never
+// a failed render).
 func NewLazyFace(name string, coverage []uint32, load func() ([]byte, error)) *Face {
 	return &Face{name: psName(name), cov: coverage, load: load}
 }
@@ -78,6 +84,14 @@ var Loads atomic.Int64
 // be loaded (embedded fonts are checked by tests; a render recovers the
 // panic as an internal error).
 func (f *Face) ready() {
+	if !f.usable() {
+		panic(fmt.Sprintf("text: font %s cannot be loaded: %v", f.name, f.err))
+	}
+}
+
+// usable loads a lazy face once and reports whether it can be drawn
+// with; unlike ready it never panics.
+func (f *Face) usable() bool {
 	f.once.Do(func() {
 		data, err := f.load()
 		if err == nil {
@@ -85,9 +99,14 @@ func (f *Face) ready() {
 		}
 		f.err = err
 	})
-	if f.err != nil {
-		panic(fmt.Sprintf("text: font %s cannot be loaded: %v", f.name, f.err))
-	}
+	return f.err == nil
+}
+
+// Err loads a lazy face if need be and says why it cannot be drawn with
+// (nil when it can).
+func (f *Face) Err() error {
+	f.usable()
+	return f.err
 }
 
 // Loaded reports whether the face has been parsed.
@@ -167,8 +186,11 @@ func psName(s string) string {
 // Covers reports whether the face has a glyph for r. It does not load a
 // lazy face.
 func (f *Face) Covers(r rune) bool {
-	if f.load != nil {
+	if f.load != nil && f.cov != nil {
 		return inRanges(f.cov, uint32(r))
+	}
+	if f.load != nil && !f.usable() {
+		return false
 	}
 	_, ok := f.font.NominalGlyph(r)
 	return ok
@@ -185,8 +207,11 @@ func inRanges(cov []uint32, c uint32) bool {
 // inclusive ranges (lo, hi, lo, hi, ...): what NewLazyFace needs to know
 // of a font without loading it.
 func (f *Face) Coverage() []uint32 {
-	if f.load != nil {
+	if f.load != nil && f.cov != nil {
 		return f.cov
+	}
+	if f.load != nil && !f.usable() {
+		return nil
 	}
 	var rs []uint32
 	for it := f.font.Cmap.Iter(); it.Next(); {
@@ -234,7 +259,8 @@ type subsetFile struct {
 
 // Subset returns a zlib-compressed TrueType file holding glyphs olds[0],
 // olds[1], ... as glyphs 0, 1, ... (composite glyph components follow
-// them) and its uncompressed length. The result is shared and must not
+// them) and its uncompressed length; for a CFF face (CFF), a CID-keyed
+// CFF font program whose glyph and CID i is olds[i]. The result is shared and must not
 // be modified.
 func (f *Face) Subset(olds []uint16) ([]byte, int, error) {
 	key := make([]byte, 2*len(olds))
@@ -247,6 +273,17 @@ func (f *Face) Subset(olds []uint16) ([]byte, int, error) {
 	f.mu.Unlock()
 	if ok {
 		return b.z, b.n, nil
+	}
+	for i, g := range olds {
+		if int(g) >= f.sf.numGlyphs { // a glyph the font does not have (a shaper's marker): draw .notdef
+			olds = append([]uint16(nil), olds...)
+			for k := i; k < len(olds); k++ {
+				if int(olds[k]) >= f.sf.numGlyphs {
+					olds[k] = 0
+				}
+			}
+			break
+		}
 	}
 	raw, err := f.sf.subset(olds)
 	if err != nil {
@@ -264,6 +301,14 @@ func (f *Face) Subset(olds []uint16) ([]byte, int, error) {
 	f.subsets[string(key)] = b
 	f.mu.Unlock()
 	return b.z, b.n, nil
+}
+
+// CFF reports whether the face has CFF (PostScript) outlines: its
+// subsets are CFF font programs (PDF FontFile3, CIDFontType0C), not
+// TrueType files.
+func (f *Face) CFF() bool {
+	f.ready()
+	return f.sf.cff != nil
 }
 
 // Metrics returns the face's font descriptor values for PDF.

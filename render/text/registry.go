@@ -35,6 +35,21 @@ func StyleOf(bold, italic bool) Style {
 type Family struct {
 	Name  string
 	Faces [4]*Face
+	// Aliases are other names that select the family (a team's font by
+	// its asset's name or id); Names does not list them.
+	Aliases []string
+	// FaceName is the family name in the font files, when Name is another
+	// (a team's font chosen by its asset's name): what a spreadsheet
+	// cell names.
+	FaceName string
+}
+
+// Typeface is the family's name as the font files give it.
+func (f *Family) Typeface() string {
+	if f.FaceName != "" {
+		return f.FaceName
+	}
+	return f.Name
 }
 
 // Face returns the face drawing style s.
@@ -68,7 +83,7 @@ func (f *Family) Face(s Style) *Face {
 // fonts of its own (a team's uploaded fonts) uses With, which copies the
 // small maps and shares the faces.
 type Registry struct {
-	families map[string]*Family // by lower-case name
+	families map[string]*Family // by lower-case name or alias
 	names    []string           // as registered, for messages
 	fallback []*Family
 	def      string
@@ -129,7 +144,16 @@ func (r *Registry) With(extra ...*Family) *Registry {
 		out.families[k] = v
 	}
 	for _, f := range extra {
-		_ = out.AddFamily(f.Name, f.Faces[:]...)
+		if out.AddFamily(f.Name, f.Faces[:]...) != nil {
+			continue
+		}
+		added := out.families[strings.ToLower(strings.TrimSpace(f.Name))]
+		added.FaceName = f.FaceName
+		for _, a := range f.Aliases {
+			if k := strings.ToLower(strings.TrimSpace(a)); k != "" && out.families[k] == nil {
+				out.families[k] = added
+			}
+		}
 	}
 	return out
 }
@@ -166,6 +190,21 @@ func (r *Registry) faceFor(fam *Family, s Style, c rune) *Face {
 		}
 	}
 	return nil
+}
+
+// drawable returns the face that draws what no font has (as the
+// missing-glyph box): the family's own, unless it cannot be loaded (an
+// operator's or a team's damaged font), then the first fallback's.
+func (r *Registry) drawable(fam *Family, s Style) *Face {
+	if f := fam.Face(s); f != nil && f.usable() {
+		return f
+	}
+	for _, fb := range r.fallback {
+		if f := fb.Face(s); f != nil && f.usable() {
+			return f
+		}
+	}
+	return fam.Face(s)
 }
 
 // Covers reports whether some font of family (or of the fallback chain)

@@ -12,6 +12,7 @@ import (
 // malformed or hostile file must end in an error, never a panic.
 type sfnt struct {
 	tables    map[string][]byte
+	cff       []byte // the CFF table of a font with PostScript outlines, nil for glyf
 	hmtx      []byte
 	numGlyphs int
 	locaLong  bool
@@ -44,8 +45,7 @@ func readSFNT(data []byte) (*sfnt, error) {
 	}
 	switch tag {
 	case 0x00010000, 0x74727565: // TrueType outlines ("true")
-	case 0x4F54544F: // "OTTO"
-		return nil, errors.New("font has CFF (PostScript) outlines; only TrueType (glyf) outlines are supported")
+	case 0x4F54544F: // "OTTO": CFF (PostScript) outlines
 	case 0x74746366: // "ttcf"
 		return nil, errors.New("font collections (.ttc) are not supported; upload one font file")
 	default:
@@ -69,7 +69,13 @@ func readSFNT(data []byte) (*sfnt, error) {
 		}
 		s.tables[t] = data[off : off+ln]
 	}
-	for _, t := range []string{"head", "hhea", "hmtx", "maxp", "loca", "glyf"} {
+	need := []string{"head", "hhea", "hmtx", "maxp", "loca", "glyf"}
+	if s.tables["glyf"] == nil && s.tables["CFF "] != nil {
+		need, s.cff = need[:4], s.tables["CFF "]
+	} else if s.tables["glyf"] == nil && s.tables["CFF2"] != nil {
+		return nil, errors.New("font has CFF2 (variable PostScript) outlines; TrueType and CFF outlines are supported")
+	}
+	for _, t := range need {
 		if s.tables[t] == nil {
 			return nil, fmt.Errorf("%w: no %q table", errMalformed, t)
 		}
@@ -93,7 +99,7 @@ func readSFNT(data []byte) (*sfnt, error) {
 	if s.locaLong {
 		per = 4
 	}
-	if len(s.tables["loca"]) < per*(s.numGlyphs+1) {
+	if s.cff == nil && len(s.tables["loca"]) < per*(s.numGlyphs+1) {
 		return nil, fmt.Errorf("%w: loca", errMalformed)
 	}
 	return s, nil
@@ -183,7 +189,13 @@ func components(g []byte) ([]int, error) {
 // as glyphs 0, 1, ... (olds[0] should be 0, .notdef). Components of
 // composite glyphs are added after them and renumbered; tables a PDF
 // reader does not use (cmap, GSUB, GPOS, name, post, kern) are left out.
+//
+// For a font with CFF outlines it returns a CID-keyed CFF table instead
+// (subsetCFF): what PDF embeds as FontFile3.
 func (s *sfnt) subset(olds []uint16) ([]byte, error) {
+	if s.cff != nil {
+		return subsetCFF(s.cff, s.numGlyphs, olds)
+	}
 	newID := make(map[uint16]uint16, len(olds))
 	order := make([]uint16, 0, len(olds))
 	add := func(g uint16) uint16 {
@@ -253,7 +265,11 @@ func (s *sfnt) subset(olds []uint16) ([]byte, error) {
 }
 
 // writeSFNT assembles tables into a TrueType file with checksums.
-func writeSFNT(tables map[string][]byte) []byte {
+func writeSFNT(tables map[string][]byte) []byte { return writeSFNTVersion(0x00010000, tables) }
+
+// writeSFNTVersion assembles tables into a font file of the given version
+// (0x00010000 TrueType outlines, "OTTO" CFF outlines) with checksums.
+func writeSFNTVersion(version uint32, tables map[string][]byte) []byte {
 	tags := make([]string, 0, len(tables))
 	size := 12 + 16*len(tables)
 	for t, b := range tables {
@@ -262,7 +278,7 @@ func writeSFNT(tables map[string][]byte) []byte {
 	}
 	sort.Strings(tags)
 	out := make([]byte, 12+16*len(tags), size)
-	binary.BigEndian.PutUint32(out, 0x00010000)
+	binary.BigEndian.PutUint32(out, version)
 	n := len(tags)
 	binary.BigEndian.PutUint16(out[4:], uint16(n))
 	es := 0
@@ -302,4 +318,48 @@ func checksum(b []byte) uint32 {
 		sum += binary.BigEndian.Uint32(w[:])
 	}
 	return sum
+}
+
+// CollectionFont returns font i of a font collection (.ttc, .otc) as a
+// font file of its own, so that it parses, subsets and embeds like any
+// other. A file that is not a collection is returned as it is for i 0.
+func CollectionFont(data []byte, i int) ([]byte, error) {
+	tag, ok := u32(data, 0)
+	if !ok {
+		return nil, errMalformed
+	}
+	if tag != 0x74746366 { // "ttcf"
+		if i != 0 {
+			return nil, fmt.Errorf("%w: not a font collection", errMalformed)
+		}
+		return data, nil
+	}
+	n, ok := u32(data, 8)
+	if !ok || n == 0 || n > 1024 || i < 0 || uint32(i) >= n {
+		return nil, fmt.Errorf("%w: no font %d in the collection", errMalformed, i)
+	}
+	at, ok := u32(data, 12+4*i)
+	if !ok || uint64(at)+12 > uint64(len(data)) {
+		return nil, fmt.Errorf("%w: font %d outside the collection", errMalformed, i)
+	}
+	dir := data[at:]
+	version, _ := u32(dir, 0)
+	nt, _ := u16(dir, 4)
+	if nt == 0 || nt > 200 {
+		return nil, errMalformed
+	}
+	tables := make(map[string][]byte, nt)
+	for k := 0; k < nt; k++ {
+		rec := 12 + 16*k
+		if rec+16 > len(dir) {
+			return nil, errMalformed
+		}
+		off, _ := u32(dir, rec+8)
+		ln, _ := u32(dir, rec+12)
+		if uint64(off)+uint64(ln) > uint64(len(data)) {
+			return nil, fmt.Errorf("%w: table outside the collection", errMalformed)
+		}
+		tables[string(dir[rec:rec+4])] = data[off : off+ln]
+	}
+	return writeSFNTVersion(version, tables), nil
 }

@@ -125,7 +125,7 @@ type fontmap struct {
 func (m *fontmap) ResolveFace(r rune) *font.Face {
 	f := m.reg.faceFor(m.fam, m.style, r)
 	if f == nil {
-		f = m.fam.Face(m.style)
+		f = m.reg.drawable(m.fam, m.style)
 	}
 	return m.w.face(f)
 }

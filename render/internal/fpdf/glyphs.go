@@ -28,6 +28,10 @@ type GlyphFont interface {
 	Advance(gid uint16) int
 	// Descriptor values, in thousandths of an em.
 	Metrics() GlyphFontMetrics
+	// CFF reports a font with PostScript outlines: Subset returns a
+	// CID-keyed CFF font program (glyph and CID i is olds[i]), embedded
+	// as FontFile3 /CIDFontType0C under a CIDFontType0.
+	CFF() bool
 }
 
 // GlyphFontMetrics are the values of a font descriptor.
@@ -201,7 +205,12 @@ func (f *Fpdf) putGlyphFonts() {
 			w.WriteString(strconv.Itoa(g.font.Advance(old)))
 		}
 		w.WriteString("]]")
-		f.outf("<</Type /Font /Subtype /CIDFontType2 /BaseFont /%s /CIDSystemInfo <</Registry %s /Ordering %s /Supplement 0>> /FontDescriptor %d 0 R /CIDToGIDMap /Identity /W %s>>", name, f.textstring("Adobe"), f.textstring("Identity"), f.n+2, w.String())
+		cff := g.font.CFF()
+		if cff {
+			f.outf("<</Type /Font /Subtype /CIDFontType0 /BaseFont /%s /CIDSystemInfo <</Registry %s /Ordering %s /Supplement 0>> /FontDescriptor %d 0 R /W %s>>", name, f.textstring("Adobe"), f.textstring("Identity"), f.n+2, w.String())
+		} else {
+			f.outf("<</Type /Font /Subtype /CIDFontType2 /BaseFont /%s /CIDSystemInfo <</Registry %s /Ordering %s /Supplement 0>> /FontDescriptor %d 0 R /CIDToGIDMap /Identity /W %s>>", name, f.textstring("Adobe"), f.textstring("Identity"), f.n+2, w.String())
+		}
 		f.out("endobj")
 
 		f.newobj()
@@ -211,12 +220,20 @@ func (f *Fpdf) putGlyphFonts() {
 		f.out("endobj")
 
 		f.newobj()
-		f.outf("<</Type /FontDescriptor /FontName /%s /Flags %d /FontBBox [%d %d %d %d] /ItalicAngle %d /Ascent %d /Descent %d /CapHeight %d /StemV 80 /FontFile2 %d 0 R>>",
-			name, m.Flags, m.BBox[0], m.BBox[1], m.BBox[2], m.BBox[3], m.ItalicAngle, m.Ascent, m.Descent, m.CapHeight, f.n+1)
+		file := "FontFile2"
+		if cff {
+			file = "FontFile3"
+		}
+		f.outf("<</Type /FontDescriptor /FontName /%s /Flags %d /FontBBox [%d %d %d %d] /ItalicAngle %d /Ascent %d /Descent %d /CapHeight %d /StemV 80 /%s %d 0 R>>",
+			name, m.Flags, m.BBox[0], m.BBox[1], m.BBox[2], m.BBox[3], m.ItalicAngle, m.Ascent, m.Descent, m.CapHeight, file, f.n+1)
 		f.out("endobj")
 
 		f.newobj()
-		f.outf("<</Length %d /Filter /FlateDecode /Length1 %d>>", len(z), n)
+		if cff {
+			f.outf("<</Length %d /Filter /FlateDecode /Subtype /CIDFontType0C>>", len(z))
+		} else {
+			f.outf("<</Length %d /Filter /FlateDecode /Length1 %d>>", len(z), n)
+		}
 		f.putstream(z)
 		f.out("endobj")
 	}
