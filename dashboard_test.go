@@ -753,7 +753,7 @@ func TestDashboardTemplatesAndJobs(t *testing.T) {
 	if body := readBody(res); res.StatusCode != 400 || !strings.Contains(body, "Schema is not valid JSON") || !strings.Contains(body, `{&#34;sections&#34;: [`) {
 		t.Fatalf("bad JSON: %d\n%s", res.StatusCode, body)
 	}
-	res = c.post(edit, form(`{"sections":[{"id":"b","components":[{"type":"chart"}]}]}`))
+	res = c.post(edit, form(`{"sections":[{"id":"b","components":[{"type":"sparkline"}]}]}`))
 	if body := readBody(res); res.StatusCode != 400 || !strings.Contains(body, "ERR_TMPL_008") || !strings.Contains(body, "unknown component type") {
 		t.Fatalf("invalid schema: %d\n%s", res.StatusCode, body)
 	}
