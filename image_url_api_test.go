@@ -65,6 +65,7 @@ type imageServer struct {
 	mu      sync.Mutex
 	seen    []imageRequest
 	logo    []byte
+	cover   []byte
 	release chan struct{}
 }
 
@@ -76,6 +77,7 @@ func startImageServer(t *testing.T) *imageServer {
 	t.Helper()
 	caPEM, leaf := newCA(t, false)
 	is := &imageServer{caFile: filepath.Join(t.TempDir(), "ca.pem"), logo: assetPNG(t, 30, 20, color.RGBA{200, 30, 30, 255}), release: make(chan struct{})}
+	is.cover = assetPNG(t, 90, 40, color.RGBA{30, 160, 90, 255})
 	os.WriteFile(is.caFile, caPEM, 0o600)
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{leaf}})
 	if err != nil {
@@ -101,6 +103,9 @@ func (is *imageServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("ETag", `"v1"`)
 		w.Header().Set("Content-Type", "image/png")
 		w.Write(is.logo)
+	case "/cover.png": // a picture for the monthly report's cover
+		w.Header().Set("Content-Type", "image/png")
+		w.Write(is.cover)
 	case "/drawing.svg":
 		w.Header().Set("Content-Type", "image/svg+xml")
 		fmt.Fprint(w, `<svg xmlns="http://www.w3.org/2000/svg" width="200" height="40"><text x="4" y="30" font-size="24">Fetched vectors</text></svg>`)

@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -210,7 +211,8 @@ func TestTOCPageNumbers(t *testing.T) {
 }
 
 // TestMonthlyReportExampleLinksAndOutline checks the example report: its
-// commentary is Markdown with a link, and its headings are the outline.
+// commentary is Markdown with a link, and its headings are the outline
+// and the lines of its contents.
 func TestMonthlyReportExampleLinksAndOutline(t *testing.T) {
 	ex, input := LoadExample(t, "monthly-report")
 	pdf, _ := MustRenderFormat(t, MustCompile(t, ex.Definition), input, PDF, Options{})
@@ -218,7 +220,21 @@ func TestMonthlyReportExampleLinksAndOutline(t *testing.T) {
 	if got, want := strings.Join(flatOutline(outline, 1), "\n"), "1:Sales report November 2026@1\n2:Revenue by region@1\n2:Daily sales@2\n2:Top products@3"; got != want {
 		t.Errorf("outline:\n%s\nwant:\n%s", got, want)
 	}
-	if len(links) != 1 || links[0].URI != "https://example.com/reports/2026-11" || links[0].Page != 1 {
-		t.Errorf("links %+v, want the commentary's link on page 1", links)
+	// Page 1 holds the contents, a link per heading to its page, and the
+	// commentary's link.
+	var targets []int
+	var uris []string
+	for _, l := range links {
+		if l.Page != 1 {
+			t.Errorf("a link on page %d: %+v", l.Page, l)
+		}
+		if l.URI != "" {
+			uris = append(uris, l.URI)
+		} else {
+			targets = append(targets, l.Target)
+		}
+	}
+	if fmt.Sprint(targets) != "[1 1 2 3]" || fmt.Sprint(uris) != "[https://example.com/reports/2026-11]" {
+		t.Errorf("links %+v, want the contents' jumps to pages 1 1 2 3 and the commentary's link", links)
 	}
 }

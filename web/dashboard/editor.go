@@ -175,8 +175,18 @@ func (d *Dashboard) renderEditor(c *call, t *app.Template, ed editor, fail *app.
 	if len(formats) == 0 {
 		formats = t.OutputFormats
 	}
+	canEdit := t.Permission != "view" && app.CanWrite(c.P.Role)
 	data := map[string]any{"T": t, "Ed": ed, "Samples": sampleFields(vars, ed.Fields), "Formats": formats,
-		"Versions": versions, "VersionCount": total, "CanEdit": t.Permission != "view" && app.CanWrite(c.P.Role)}
+		"Versions": versions, "VersionCount": total, "CanEdit": canEdit}
+	if canEdit {
+		// The asset picker lists the team's assets, whose references the
+		// editor inserts at the cursor.
+		assets, _, err := d.Assets.FindAssets(c.r.Context(), app.AssetFilter{Page: app.Page{Page: 1, Limit: app.MaxLimit}})
+		if err != nil {
+			return err
+		}
+		data["Assets"] = assets
+	}
 	if fail != nil {
 		data["error"] = errorText(fail)
 		data["Info"] = fail.Info

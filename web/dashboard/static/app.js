@@ -235,6 +235,16 @@
       try { c.set(JSON.stringify(JSON.parse(c.get()), null, 2)); } catch (e) { /* the status line shows the error */ }
     }));
 
+    // The asset picker inserts asset:<name> at the code field's cursor
+    // (over its selection).
+    $$("[data-insert]").forEach((b) => b.addEventListener("click", () => {
+      const c = codes[$(b.dataset.target).dataset.code], text = b.dataset.insert;
+      if (c.cm) { c.cm.replaceSelection(text); c.cm.focus(); return; }
+      c.ta.setRangeText(text, c.ta.selectionStart, c.ta.selectionEnd, "end");
+      c.ta.focus();
+      edited();
+    }));
+
     function edited() {
       if (!editable) { check(); return; }
       $("#unsaved-badge").hidden = false;
