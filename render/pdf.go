@@ -78,6 +78,22 @@ func (p *pdfWriter) headingsDrawn() []heading {
 	return p.links.headings
 }
 
+// alignedX is where a line of width w's box starting at x begins: right or
+// centre alignment move it, and a right-to-left line that no style aligned
+// explicitly sits on the right.
+func alignedX(line text.Line, st textStyle, x, w float64, align string) float64 {
+	if line.RTL && !st.alignSet && align == "L" && st.align == "L" {
+		align = "R"
+	}
+	switch lw := lineWidth(line, st); align {
+	case "R":
+		x += w - lw
+	case "C":
+		x += (w - lw) / 2
+	}
+	return x
+}
+
 // MaxLayoutPasses bounds how often a document whose layout depends on its
 // own page count is laid out again to agree with it.
 const MaxLayoutPasses = 3
@@ -444,20 +460,11 @@ func (p *pdfWriter) drawText(st textStyle, line text.Line, x, y, w float64, alig
 		p.counted = append(p.counted, countedLine{p.f.PageNo(), st, line.Text, x, y, w, align})
 		return
 	}
-	if line.RTL && !st.alignSet && align == "L" && st.align == "L" {
-		align = "R"
-	}
-	lw := lineWidth(line, st)
-	switch align {
-	case "R":
-		x += w - lw
-	case "C":
-		x += (w - lw) / 2
-	}
+	x = alignedX(line, st, x, w, align)
 	p.f.SetTextColor(st.color[0], st.color[1], st.color[2])
 	baseline := y + lineHeight(st)/2 + 0.3*st.size*pointInMM
 	if st.link != "" {
-		p.linkArea(st.link, x, y, lw, lineHeight(st))
+		p.linkArea(st.link, x, y, lineWidth(line, st), lineHeight(st))
 	}
 	for i := range line.Runs {
 		r := &line.Runs[i]

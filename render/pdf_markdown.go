@@ -314,16 +314,7 @@ func (p *pdfWriter) drawRich(st textStyle, line text.Line, looks []richLook, x, 
 		return
 	}
 	p.charge(int64(12*len(line.Text)) + textOpBytes)
-	if line.RTL && !st.alignSet && align == "L" && st.align == "L" {
-		align = "R"
-	}
-	lw := lineWidth(line, st)
-	switch align {
-	case "R":
-		x += w - lw
-	case "C":
-		x += (w - lw) / 2
-	}
+	x = alignedX(line, st, x, w, align)
 	lh := lineHeight(st)
 	em := st.size * pointInMM
 	baseline := y + lh/2 + 0.3*em

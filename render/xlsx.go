@@ -260,7 +260,7 @@ func canonicalZip(data []byte, outlines map[string]int) ([]byte, error) {
 			continue
 		}
 		if level := outlines[f.Name]; level > 0 {
-			if err := copyWithOutline(zw, f, level); err != nil {
+			if err := copyRewritten(zw, f, func(b []byte) []byte { return withOutlineLevel(b, level) }); err != nil {
 				return nil, err
 			}
 			continue
@@ -650,28 +650,6 @@ func (x *xlsxWriter) styleID(st xstyle) (int, error) {
 	}
 	x.styles[st] = id
 	return id, nil
-}
-
-// copyWithOutline copies a sheet's part into zw with its outline level
-// (sheetFormatPr outlineLevelRow), which spreadsheet applications read to
-// draw the outline's level buttons.
-func copyWithOutline(zw *zip.Writer, f *zip.File, level int) error {
-	rc, err := f.Open()
-	if err != nil {
-		return err
-	}
-	data, err := io.ReadAll(rc)
-	rc.Close()
-	if err != nil {
-		return err
-	}
-	data = withOutlineLevel(data, level)
-	w, err := zw.CreateHeader(&zip.FileHeader{Name: f.Name, Method: zip.Deflate, Modified: f.Modified})
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(data)
-	return err
 }
 
 // withOutlineLevel records the outline level in a sheet's XML.
