@@ -205,6 +205,26 @@ func (cp *chartPainter) cartesian(a rect) {
 	}
 }
 
+// stack calls draw for each series' non-zero value of category i with
+// the span it covers when stacked: positive values pile up from zero,
+// negative ones down from it.
+func (d *chartData) stack(i int, draw func(s *seriesData, v, from, to float64)) {
+	pos, neg := 0.0, 0.0
+	for k := range d.series {
+		s := &d.series[k]
+		v := s.values[i]
+		if math.IsNaN(v) || v == 0 {
+			continue
+		}
+		from := &pos
+		if v < 0 {
+			from = &neg
+		}
+		draw(s, v, *from, *from+v)
+		*from += v
+	}
+}
+
 // verticalBars draws grouped or stacked bars.
 func (cp *chartPainter) verticalBars(plot rect, slot float64, yAt func(float64) float64) {
 	e, d, f := cp.e, cp.d, cp.p.f
@@ -216,18 +236,8 @@ func (cp *chartPainter) verticalBars(plot rect, slot float64, yAt func(float64) 
 		if e.stacked {
 			bw := slot * 0.62
 			x := cx + (slot-bw)/2
-			pos, neg := 0.0, 0.0
-			for _, s := range d.series {
-				v := s.values[i]
-				if math.IsNaN(v) || v == 0 {
-					continue
-				}
-				from := &pos
-				if v < 0 {
-					from = &neg
-				}
-				y0, y1 := yAt(*from), yAt(*from+v)
-				*from += v
+			d.stack(i, func(s *seriesData, v, from, to float64) {
+				y0, y1 := yAt(from), yAt(to)
 				f.SetFillColor(s.color[0], s.color[1], s.color[2])
 				top, h := min(y0, y1), math.Abs(y1-y0)
 				f.Rect(x, top, bw, h, "F")
@@ -239,7 +249,7 @@ func (cp *chartPainter) verticalBars(plot rect, slot float64, yAt func(float64) 
 						cp.label(label, wst, x+bw/2, top+h/2-lh/2, "C")
 					}
 				}
-			}
+			})
 			continue
 		}
 		group := slot * 0.76
@@ -435,21 +445,11 @@ func (cp *chartPainter) horizontalBars(a rect) {
 		if e.stacked {
 			bh := slot * 0.62
 			y := cy + (slot-bh)/2
-			pos, neg := 0.0, 0.0
-			for _, s := range d.series {
-				v := s.values[i]
-				if math.IsNaN(v) || v == 0 {
-					continue
-				}
-				from := &pos
-				if v < 0 {
-					from = &neg
-				}
-				x0, x1 := xAt(*from), xAt(*from+v)
-				*from += v
+			d.stack(i, func(s *seriesData, _, from, to float64) {
+				x0, x1 := xAt(from), xAt(to)
 				f.SetFillColor(s.color[0], s.color[1], s.color[2])
 				f.Rect(min(x0, x1), y, math.Abs(x1-x0), bh, "F")
-			}
+			})
 			continue
 		}
 		group := slot * 0.76

@@ -3,7 +3,6 @@ package text
 import (
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/go-text/typesetting/di"
@@ -34,31 +33,20 @@ func (r *Registry) LayoutSpans(spans []Span, maxWidth float32, maxLines int) []L
 	}
 	key := richKey{reg: r, width: maxWidth, max: maxLines}
 	if key.spans = spansKey(spans); key.spans != "" {
-		richCache.RLock()
-		lines, ok := richCache.m[key]
-		richCache.RUnlock()
-		if ok {
+		if lines, ok := richCache.get(key); ok {
 			return lines
 		}
 	}
 	lines := r.layoutSpans(spans, maxWidth, maxLines)
 	if key.spans != "" {
-		richCache.Lock()
-		if len(richCache.m) >= maxCached {
-			clear(richCache.m)
-		}
-		richCache.m[key] = lines
-		richCache.Unlock()
+		richCache.put(key, lines)
 	}
 	return lines
 }
 
 // richCache holds laid-out rich paragraphs: a document with a table of
 // contents is laid out more than once, and reports repeat their Markdown.
-var richCache = struct {
-	sync.RWMutex
-	m map[richKey][]Line
-}{m: map[richKey][]Line{}}
+var richCache = newLineCache[richKey]()
 
 type richKey struct {
 	spans string

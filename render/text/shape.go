@@ -149,10 +149,32 @@ var workers = sync.Pool{New: func() any {
 
 // cache holds laid-out text by (text, family, style, width): invoices
 // repeat the same words in every row and every document.
-var cache = struct {
+var cache = newLineCache[cacheKey]()
+
+// A lineCache holds laid-out lines by key, up to maxCached entries; it is
+// emptied when full.
+type lineCache[K comparable] struct {
 	sync.RWMutex
-	m map[cacheKey][]Line
-}{m: map[cacheKey][]Line{}}
+	m map[K][]Line
+}
+
+func newLineCache[K comparable]() *lineCache[K] { return &lineCache[K]{m: map[K][]Line{}} }
+
+func (c *lineCache[K]) get(k K) ([]Line, bool) {
+	c.RLock()
+	lines, ok := c.m[k]
+	c.RUnlock()
+	return lines, ok
+}
+
+func (c *lineCache[K]) put(k K, lines []Line) {
+	c.Lock()
+	if len(c.m) >= maxCached {
+		clear(c.m)
+	}
+	c.m[k] = lines
+	c.Unlock()
+}
 
 type cacheKey struct {
 	text  string
@@ -197,9 +219,7 @@ func (r *Registry) LayoutMax(s, family string, style Style, maxWidth float32, ma
 		maxWidth = 1e7
 	}
 	key := cacheKey{s, fam, r, style, maxWidth, maxLines}
-	cache.RLock()
-	lines, ok := cache.m[key]
-	cache.RUnlock()
+	lines, ok := cache.get(key)
 	if ok {
 		return lines
 	}
@@ -238,12 +258,7 @@ func (r *Registry) LayoutMax(s, family string, style Style, maxWidth float32, ma
 	if len(key.text) > maxCachedText {
 		return lines
 	}
-	cache.Lock()
-	if len(cache.m) >= maxCached {
-		clear(cache.m)
-	}
-	cache.m[key] = lines
-	cache.Unlock()
+	cache.put(key, lines)
 	return lines
 }
 
