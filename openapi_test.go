@@ -63,16 +63,19 @@ func (d *openAPIDoc) ops() map[string]openAPIOp {
 	return out
 }
 
-// successStatus is the operation's documented 2xx status.
+// successStatus is the operation's lowest documented 2xx status (its plain answer).
 func (o openAPIOp) successStatus() int {
+	best := 0
 	for code := range o.Responses {
 		if strings.HasPrefix(code, "2") {
 			var n int
 			fmt.Sscan(code, &n)
-			return n
+			if best == 0 || n < best {
+				best = n // the plain answer: 206 answers only a Range request
+			}
 		}
 	}
-	return 0
+	return best
 }
 
 // TestOpenAPIDocument checks the document itself: OpenAPI 3.1, every
