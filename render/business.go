@@ -204,7 +204,8 @@ func isNull(raw json.RawMessage) bool {
 	return len(s) > 0 && string(s) != "null"
 }
 
-// maxPassword is the most of a password revision 6 reads (bytes of UTF-8).
+// maxPassword is the most of a password revision 6 reads (bytes of UTF-8,
+// after SASLprep).
 const maxPassword = 127
 
 func (c *compiler) parseEncrypt(path string, raw json.RawMessage) *Encryption {
@@ -218,10 +219,15 @@ func (c *compiler) parseEncrypt(path string, raw json.RawMessage) *Encryption {
 		dst *string
 	}{{"userPassword", &e.UserPassword}, {"ownerPassword", &e.OwnerPassword}} {
 		if s, ok := c.str(o, path, f.key); ok {
-			if len(s) > maxPassword {
-				c.add(path+"."+f.key, "is %d bytes long, at most %d", len(s), maxPassword)
+			p, err := saslprep(s)
+			if err != nil {
+				c.add(path+"."+f.key, "%s", err.Error())
+				continue
 			}
-			*f.dst = s
+			if len(p) > maxPassword {
+				c.add(path+"."+f.key, "is %d bytes long once prepared (SASLprep), at most %d", len(p), maxPassword)
+			}
+			*f.dst = p
 		}
 	}
 	if e.UserPassword == "" && e.OwnerPassword == "" {
