@@ -25,7 +25,9 @@ import (
 func backends(t *testing.T) map[string]func(t *testing.T) app.FileStore {
 	return map[string]func(t *testing.T) app.FileStore{
 		"local": func(t *testing.T) app.FileStore { return &store.Files{Root: t.TempDir()} },
-		"s3":    func(t *testing.T) app.FileStore { return openS3(t, s3test.Shared(t), "tenant/files", s3files.DefaultPartSize) },
+		"s3": func(t *testing.T) app.FileStore {
+			return openS3(t, s3test.Shared(t), "tenant/files", s3files.DefaultPartSize)
+		},
 	}
 }
 
@@ -281,4 +283,3 @@ func TestFileStoreContract(t *testing.T) {
 		})
 	}
 }
-
