@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"folio/internal/s3test"
 	"folio/store/s3files"
@@ -207,4 +208,105 @@ func TestS3Files(t *testing.T) {
 func hasObject(t *testing.T, b *s3files.Store, suffix string) bool {
 	t.Helper()
 	return slices.ContainsFunc(objects(t, b, ""), func(n string) bool { return strings.HasSuffix(n, suffix) })
+}
+
+// TestS3Outage stops the S3 server under a running Folio: downloads of
+// files answer 503 ERR_STORAGE_001 (small documents, kept in SQLite, still
+// work), uploads too, and jobs whose document cannot be stored are not
+// failed but retried; once S3 is back every job completes, exactly once
+// (one document.generated each), and every download works.
+func TestS3Outage(t *testing.T) {
+	srv := s3test.Start(t)
+	rcv := startReceiver(t, false)
+	s, bucket := s3Server(t, srv, func(c *Config) { c.WebhookAllowPrivate, c.WebhookCA = true, rcv.caFile })
+	u := s.verifiedUser("Outage")
+	key := s.createKey(u.token, nil)
+	s.must(200, "POST", "/api/v1/webhook-subscriptions", key, map[string]any{"url": rcv.url, "events": []string{"document.generated"}})
+	noise := "data:image/png;base64," + base64.StdEncoding.EncodeToString(noisePNG(t, 200, 200, 2))
+	big := s.createTemplate(u.token, "Big", bigTemplate(noise)).str("id")
+	inv := s.createTemplate(u.token, "Invoice", invoiceTemplate).str("id")
+	gen := func(path, title string) resp {
+		return s.must(200, "POST", path, key, map[string]any{"templateId": big, "format": "pdf", "variables": map[string]any{"title": title}})
+	}
+
+	up := s.uploadAsset("POST", "/api/assets", u.token, "noise.png", noisePNG(t, 200, 200, 3), "")
+	if up.status != 200 {
+		t.Fatalf("asset: %d %s", up.status, up.raw)
+	}
+	withAsset := s.createTemplate(u.token, "With asset", bigTemplate("asset:noise.png")).str("id")
+	before := gen("/api/v1/documents/generate", "Made before")
+	if before.str("status") != "completed" {
+		t.Fatalf("before the outage: %s", before.raw)
+	}
+	srv.Stop()
+
+	// A file's download: 503 with the envelope and Retry-After, no bytes of the file.
+	r := s.do("GET", before.str("downloadUrl"), "", nil)
+	s.wantError(r, 503, "ERR_STORAGE_001")
+	if r.header.Get("Retry-After") == "" || bytes.Contains(r.raw, []byte("%PDF")) {
+		t.Fatalf("503: Retry-After %q, body %s", r.header.Get("Retry-After"), r.raw)
+	}
+	// A range request is refused the same way, not answered in part.
+	s.wantError(s.do("GET", before.str("downloadUrl"), "", nil, "Range", "bytes=0-99"), 503, "ERR_STORAGE_001")
+	// Uploads that need the store answer 503 too.
+	s.wantError(s.uploadAsset("POST", "/api/assets", u.token, "logo.png", assetPNG(t, 4, 4, color.Black), ""), 503, "ERR_STORAGE_001")
+	// A small document does not need S3.
+	small := s.must(200, "POST", "/api/v1/documents/generate", key, map[string]any{"templateId": inv, "format": "pdf", "variables": map[string]any{"number": "9", "customer": "Still Served"}})
+	if st, _, b := s.download(small.str("downloadUrl")); small.str("status") != "completed" || st != 200 || !strings.Contains(pdfText(t, b), "Still Served") {
+		t.Fatalf("small document during the outage: %s, download %d", small.raw, st)
+	}
+
+	// Large documents: queued (async) and waited for (sync); neither fails.
+	async := gen("/api/v1/documents/generate?async=true", "Made async during the outage")
+	sync := gen("/api/v1/documents/generate", "Made sync during the outage")
+	// A document drawing an asset cannot read it: it waits the same way.
+	asset := s.must(200, "POST", "/api/v1/documents/generate?async=true", key, map[string]any{"templateId": withAsset, "format": "pdf", "variables": map[string]any{"title": "Asset during the outage"}})
+	if st := sync.str("status"); st != "pending" && st != "processing" {
+		t.Fatalf("sync generate during the outage answered %s, want pending: %s", st, sync.raw)
+	}
+	time.Sleep(2500 * time.Millisecond) // a few attempts fail meanwhile
+	for _, id := range []string{async.str("jobId"), sync.str("jobId"), asset.str("jobId")} {
+		j := s.must(200, "GET", "/api/v1/documents/jobs/"+id, key, nil)
+		if st := j.str("status"); st != "pending" && st != "processing" {
+			t.Fatalf("job during the outage is %s: %s", st, j.raw)
+		}
+	}
+
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ id, title string }{{async.str("jobId"), "Made async during the outage"}, {sync.str("jobId"), "Made sync during the outage"}, {asset.str("jobId"), "Asset during the outage"}} {
+		j := s.waitEnd(key, c.id)
+		if j.str("status") != "completed" {
+			t.Fatalf("after the outage: %s", j.raw)
+		}
+		st, h, pdf := s.download(j.str("downloadUrl"))
+		if st != 200 || len(pdf) <= 64<<10 || h.Get("Content-Length") != strconv.Itoa(len(pdf)) || !strings.Contains(pdfText(t, pdf), c.title) {
+			t.Fatalf("download after the outage: %d, %d bytes", st, len(pdf))
+		}
+		if !hasObject(t, bucket, "/"+c.id+".pdf") {
+			t.Fatalf("job %s has no object", c.id)
+		}
+	}
+	if st, _, _ := s.download(before.str("downloadUrl")); st != 200 {
+		t.Fatalf("the earlier document after the outage: %d", st)
+	}
+
+	// Exactly once: one document.generated per job, no more later.
+	rcv.waitFor(5, 30*time.Second)
+	time.Sleep(time.Second)
+	count := map[string]int{}
+	for _, r := range rcv.requests() {
+		e := decodeEvent(t, r)
+		id, _ := e.Data["jobId"].(string)
+		count[id]++
+	}
+	for _, id := range []string{before.str("jobId"), small.str("jobId"), async.str("jobId"), sync.str("jobId"), asset.str("jobId")} {
+		if count[id] != 1 {
+			t.Fatalf("document.generated per job: %v; want 1 for %s", count, id)
+		}
+	}
+	if len(count) != 5 {
+		t.Fatalf("events for %d jobs, want 5: %v", len(count), count)
+	}
 }
