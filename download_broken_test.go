@@ -31,7 +31,9 @@ type breaking struct {
 	left int64
 }
 
-func (b *breaking) Seek(off int64, whence int) (int64, error) { return b.ReadSeekCloser.Seek(off, whence) }
+func (b *breaking) Seek(off int64, whence int) (int64, error) {
+	return b.ReadSeekCloser.Seek(off, whence)
+}
 
 func (b *breaking) Read(p []byte) (int, error) {
 	if b.left <= 0 {
