@@ -875,6 +875,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the scenarios to this file")
 	keep := fs.String("data", "", "data directory to create and keep (default: a temp directory, removed at the end)")
+	filesURL := fs.String("files-url", os.Getenv("FOLIO_FILES_URL"), "keep the documents over 64 KB, assets and avatars in S3, as serve's --files-url")
+	inlineMax := fs.Int("inline-max", 0, "largest document kept in SQLite (0: 64 KB; -1: every document a file, to time the file store)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -898,7 +900,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: data, Workers: *workers, DefaultPlan: "scale", Signup: "open", LogFormat: "text", RateLimits: "off",
-		WebhookAllowPrivate: true, WebhookCA: caFile}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		WebhookAllowPrivate: true, WebhookCA: caFile, FilesURL: *filesURL, InlineMax: *inlineMax}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if err := m.Open(ctx); err != nil {
 		return err
 	}
