@@ -2,12 +2,15 @@ package s3files_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"folio/app"
 	"folio/internal/s3test"
+	"folio/store/s3files"
 )
 
 // TestStoreUnavailable: with the server stopped every operation fails as
@@ -71,5 +74,41 @@ func TestReadBrokenMidway(t *testing.T) {
 	}
 	if !errors.Is(err, app.ErrFilesUnavailable) {
 		t.Fatalf("broken read: %v", err)
+	}
+}
+
+// TestCheck: the start-up check stops a start for a missing bucket or
+// refused credentials, and only warns (ErrFilesUnavailable) for a store
+// that does not answer.
+func TestCheck(t *testing.T) {
+	srv := s3test.Shared(t)
+	open := func(url string, env func(string) string) error {
+		cfg, err := s3files.ParseURL(url, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := s3files.Open(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Check(context.Background())
+	}
+	if err := open(srv.URL(srv.NewBucket(t), "p"), s3test.Getenv); err != nil {
+		t.Fatalf("good bucket: %v", err)
+	}
+	if err := open(srv.URL("no-such-bucket", "p"), s3test.Getenv); err == nil || !strings.Contains(err.Error(), "does not exist") || errors.Is(err, app.ErrFilesUnavailable) {
+		t.Fatalf("missing bucket: %v", err)
+	}
+	wrong := func(k string) string {
+		if k == "AWS_SECRET_ACCESS_KEY" {
+			return "not-the-secret"
+		}
+		return s3test.Getenv(k)
+	}
+	if err := open(srv.URL(srv.NewBucket(t), "p"), wrong); err == nil || !strings.Contains(err.Error(), "refused the credentials") || strings.Contains(err.Error(), "not-the-secret") {
+		t.Fatalf("wrong secret: %v", err)
+	}
+	if err := open("s3://b/p?endpoint=127.0.0.1:1&tls=false", s3test.Getenv); !errors.Is(err, app.ErrFilesUnavailable) {
+		t.Fatalf("nothing listening: %v", err)
 	}
 }
