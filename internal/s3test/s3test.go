@@ -20,6 +20,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -82,8 +84,9 @@ func Shared(tb testing.TB) *Server {
 	tb.Helper()
 	bin := Binary(tb)
 	sharedOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "folio-s3test-")
-		if err != nil {
+		removeStale()
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("folio-s3test-%d", os.Getpid()))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			sharedErr = err
 			return
 		}
@@ -93,6 +96,25 @@ func Shared(tb testing.TB) *Server {
 		tb.Fatalf("start versitygw: %v", sharedErr)
 	}
 	return shared
+}
+
+// removeStale deletes the directories of shared servers whose test
+// binaries have exited (the server dies with its binary; nothing else
+// removes its directory).
+func removeStale() {
+	if runtime.GOOS != "linux" {
+		return // liveness is read from /proc
+	}
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "folio-s3test-*"))
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), "folio-s3test-"))
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+			os.RemoveAll(d)
+		}
+	}
 }
 
 // Start starts a server of tb's own, stopped at the end of the test.
