@@ -117,6 +117,10 @@ type Config struct {
 	MinFreeMB      int64         // readiness needs this much free disk in --data
 	GenerateWait   time.Duration // how long a synchronous generate waits (0: 30 s)
 
+	// FilesURL keeps generated documents, assets and avatars in S3
+	// (s3://bucket/prefix?endpoint=...); "" keeps them in <data>/files.
+	FilesURL string
+
 	// Fonts (docs/templates.md, Fonts): operators' font directories, and
 	// whether the system's font directories are scanned too.
 	FontDirs    fontDirs
@@ -161,6 +165,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MetricsToken, "metrics-token", "", "Bearer token for /metrics and /debug/pprof (default: loopback clients only)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client")
 	fs.Int64Var(&c.MinFreeMB, "min-free-mb", defaultMinFreeMB, "/readyz fails when the data directory's disk has less free space (MB)")
+	fs.StringVar(&c.FilesURL, "files-url", "", "s3://bucket/prefix?endpoint=host:port&region=... keeps documents, assets and avatars in S3 (credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY; docs/deploy.md)")
 	fs.Var(&c.FontDirs, "font-dir", "directory of TTF/OTF/TTC fonts every team may choose with fontFamily (repeatable; FOLIO_FONT_DIR: a "+string(os.PathListSeparator)+"-separated list)")
 	fs.BoolVar(&c.SystemFonts, "system-fonts", false, "also offer the system's fonts ("+strings.Join(app.SystemFontDirs(), ", ")+")")
 	envDefaults(fs)
@@ -324,8 +329,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	files, err := m.openFiles(ctx)
+	if err != nil {
+		return err
+	}
 	activity := &app.ActivityLog{Store: m.DB, Logger: m.Logger, Now: m.Now}
-	assetSvc := &app.AssetService{Assets: m.DB, Teams: m.DB, Files: &store.Files{Root: filepath.Join(c.Data, "files")}, Memory: engine, Now: m.Now}
+	assetSvc := &app.AssetService{Assets: m.DB, Teams: m.DB, Files: files, Memory: engine, Now: m.Now}
 	meta := &app.MetaCache{Gen: m.DB} // keys, users, teams, templates (docs/decisions.md, "Metadata cache")
 	assetSvc.Meta = meta              // each team's font assets
 	templates := &app.TemplateService{Templates: meta.Templates(m.DB), Teams: m.DB, Engine: engine, Now: m.Now, Activity: activity, Assets: assetSvc}
@@ -333,7 +342,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return err
 	}
 	docs := &app.DocumentService{
-		Jobs: m.DB, Batches: m.DB, Templates: templates, Teams: meta.Teams(m.DB), Meta: meta, Queue: m.Bolt, Files: &store.Files{Root: filepath.Join(c.Data, "files")},
+		Jobs: m.DB, Batches: m.DB, Templates: templates, Teams: meta.Teams(m.DB), Meta: meta, Queue: m.Bolt, Files: files,
 		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics,
 		Limits: c.Limits, GenerateWait: c.GenerateWait, InlineMax: c.InlineMax,
 	}
@@ -347,7 +356,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	auth := &app.AuthService{Users: meta.Users(m.DB), Teams: meta.Teams(m.DB), Tokens: m.DB, Keys: meta.Keys(m.DB), Meta: meta, Accounts: m.DB, TwoFactor: m.DB, Mailer: mailer, Limiter: authLimits,
 		Config: app.AuthConfig{JWTKey: jwtKey, BaseURL: c.BaseURL, SignupOpen: c.Signup == "open", DefaultPlan: c.DefaultPlan}, Now: m.Now}
 	accounts := &app.AccountService{Users: m.DB, Accounts: m.DB, TwoFactor: m.DB, Teams: m.DB, Keys: m.DB, Templates: m.DB, Activity: activity,
-		Auth: auth, Mailer: mailer, Files: &store.Files{Root: filepath.Join(c.Data, "files")}, Memory: engine, Limiter: auth.Limiter, BaseURL: c.BaseURL, Logger: m.Logger, Now: m.Now}
+		Auth: auth, Mailer: mailer, Files: files, Memory: engine, Limiter: auth.Limiter, BaseURL: c.BaseURL, Logger: m.Logger, Now: m.Now}
 	m.Server = &web.Server{
 		Auth: auth,
 		Teams: &app.TeamService{Teams: m.DB, Invitations: m.DB, Users: m.DB, Activity: activity, Mailer: mailer,
@@ -392,6 +401,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}()
 	m.admin = &web.AdminSocket{Path: filepath.Join(c.Data, "admin.sock"), Logger: m.Logger,
 		Backup: func(ctx context.Context, withFiles bool, w io.Writer, progress func(copied, total int64)) error {
+			if withFiles && c.FilesURL != "" {
+				return errFilesInS3
+			}
 			return store.WriteBackup(ctx, m.DB, m.Bolt, c.Data, withFiles, w, progress)
 		}}
 	if err := m.admin.Listen(); err != nil {
@@ -863,6 +875,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the scenarios to this file")
 	keep := fs.String("data", "", "data directory to create and keep (default: a temp directory, removed at the end)")
+	filesURL := fs.String("files-url", os.Getenv("FOLIO_FILES_URL"), "keep the documents over 64 KB, assets and avatars in S3, as serve's --files-url")
+	inlineMax := fs.Int("inline-max", 0, "largest document kept in SQLite (0: 64 KB; -1: every document a file, to time the file store)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -886,7 +900,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: data, Workers: *workers, DefaultPlan: "scale", Signup: "open", LogFormat: "text", RateLimits: "off",
-		WebhookAllowPrivate: true, WebhookCA: caFile}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		WebhookAllowPrivate: true, WebhookCA: caFile, FilesURL: *filesURL, InlineMax: *inlineMax}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if err := m.Open(ctx); err != nil {
 		return err
 	}

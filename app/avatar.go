@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -287,7 +288,9 @@ func (s *AccountService) Avatar(ctx context.Context, userID string) (ReadSeekClo
 		return nil, time.Time{}, ErrNotFound(ECodeUserNotFound, "avatar")
 	}
 	f, mod, err := s.Files.OpenFile(avatarFile(u.ID))
-	if err != nil {
+	if errors.Is(err, ErrFilesUnavailable) {
+		return nil, time.Time{}, err
+	} else if err != nil {
 		return nil, time.Time{}, ErrNotFound(ECodeUserNotFound, "avatar")
 	}
 	return f, mod, nil

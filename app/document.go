@@ -300,7 +300,9 @@ func (s *DocumentService) Download(ctx context.Context, jobID, expires, signatur
 		return nil, nil, time.Time{}, &Error{Code: ECodeFileGone, Message: "the document no longer exists"}
 	}
 	f, mod, err := s.openDocument(ctx, j)
-	if err != nil {
+	if errors.Is(err, ErrFilesUnavailable) {
+		return nil, nil, time.Time{}, err // 503: the file is there, its store is not
+	} else if err != nil {
 		return nil, nil, time.Time{}, &Error{Code: ECodeFileGone, Message: "the document no longer exists"}
 	}
 	j.Filename = s.downloadName(ctx, j)

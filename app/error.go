@@ -89,6 +89,7 @@ const (
 	ECodeStorage              = "ERR_JOB_007"
 	ECodeNotRetryable         = "ERR_JOB_008"
 	ECodeJobQuarantined       = "ERR_JOB_009"
+	ECodeFilesUnavailable     = "ERR_STORAGE_001"
 	ECodeBatchNotFound        = "ERR_BATCH_001"
 	ECodeSubscriptionNotFound = "ERR_WHK_001"
 	ECodeDeliveryNotFound     = "ERR_WHK_002"
@@ -131,3 +132,9 @@ func ErrForbidden(required string, granted []string) *Error {
 func ErrNotFound(code, noun string) *Error {
 	return &Error{Code: code, Message: noun + " not found"}
 }
+
+// ErrFilesUnavailable reports that the file store could not be reached (an
+// S3 endpoint down, timing out or answering 5xx): the file may well exist,
+// so the caller answers 503 and a job retries, never "not found" or failed.
+// File stores wrap their cause with it: errors.Is and ErrorCode both see it.
+var ErrFilesUnavailable = &Error{Code: ECodeFilesUnavailable, Message: "file storage is unavailable; try again shortly"}

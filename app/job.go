@@ -78,6 +78,10 @@ type JobResult struct {
 	// InlineMax bytes): stored with the job's end, no file written.
 	// FilePath still names it. Empty when the document is a file.
 	Output []byte
+	// unstored is set when the document was made but the file store could
+	// not be reached to keep it (ErrFilesUnavailable): the job has not
+	// ended; it goes back to pending and runs again later (retryLater).
+	unstored bool
 }
 
 // FinishOutcome tells what recording a job's end changed.

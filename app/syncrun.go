@@ -177,7 +177,7 @@ func (s *DocumentService) runSync(run context.Context, r *syncRun) {
 		s.interruptSync(ctx, r)
 		return
 	}
-	if res.Status != StatusFailed {
+	if res.Status != StatusFailed && !res.unstored {
 		if !s.inline(doc) {
 			// A file is written outside the transaction: its job's row
 			// must exist first, so that a crash between the two leaves a
@@ -195,6 +195,12 @@ func (s *DocumentService) runSync(run context.Context, r *syncRun) {
 			}
 		}
 		res = s.keep(run, j, doc) // the request may answer meanwhile: r.mu is free
+	}
+	if res.unstored {
+		// The file store is away: the job runs again from the queue, and
+		// the request answers it pending.
+		s.retrySync(ctx, r)
+		return
 	}
 	res.DurationMS = time.Since(start).Milliseconds()
 	r.mu.Lock()
@@ -244,4 +250,26 @@ func (s *DocumentService) interruptSync(ctx context.Context, r *syncRun) {
 		return
 	}
 	s.logger().Warn("job interrupted by shutdown; it stays queued for the next start", "job", r.job.ID)
+}
+
+// retrySync queues again a synchronous job that could not read or store
+// its files (the file store is unavailable), recording it first when
+// nothing was written yet, and ends the run with the job as pending.
+func (s *DocumentService) retrySync(ctx context.Context, r *syncRun) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var err error
+	if !r.recorded {
+		err = s.recordRunning(ctx, r)
+	}
+	var got *Job
+	if err == nil {
+		if err = s.retryLater(ctx, r.job); err == nil {
+			got, err = s.Jobs.FindJobForWorker(ctx, r.job.ID)
+		}
+	}
+	if err != nil {
+		s.logger().Error("queue job again after storage failure", "job", r.job.ID, "err", err)
+	}
+	r.finished, r.ended, r.err = true, got, err
 }

@@ -363,6 +363,10 @@ func (s *DocumentService) process(run context.Context, e *QueueEntry) error {
 		}
 		return errInterrupted
 	}
+	if res.unstored {
+		// The entry is acknowledged; retryLater queues the job again.
+		return s.retryLater(ctx, j)
+	}
 	res.DurationMS = time.Since(start).Milliseconds()
 	out, err := s.Jobs.FinishJob(ctx, j.ID, res, s.jobEvents)
 	if err != nil {
@@ -428,7 +432,7 @@ func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
 		return s.failed(e.Code, e.Message, e.Info)
 	}
 	doc, res := s.render(ctx, j, t, ct, values, pdfOpts)
-	if res.Status == StatusFailed {
+	if res.Status == StatusFailed || res.unstored {
 		return res
 	}
 	return s.keep(ctx, j, doc)
@@ -458,6 +462,12 @@ func (s *DocumentService) render(ctx context.Context, j *Job, t *Template, ct *r
 	opts := s.documentOptions(ctx, t, j.TeamID, j.CreatedAt, false)
 	opts.PDF = pdfOpts
 	if _, err := ct.Render(ctx, &buf, render.Format(j.Format), values, opts); err != nil {
+		if errors.Is(err, ErrFilesUnavailable) {
+			// An asset the document uses could not be read: it runs again
+			// once the file store is back, like a document not stored.
+			s.logger().Warn("file store unavailable while rendering; the job will run again", "job", j.ID, "err", err)
+			return nil, JobResult{unstored: true}
+		}
 		e := renderError(err, timeout)
 		return nil, s.failed(e.Code, e.Message, e.Info)
 	}
@@ -478,6 +488,13 @@ func (s *DocumentService) keep(ctx context.Context, j *Job, doc []byte) JobResul
 		return res
 	}
 	size, err := s.Files.WriteFile(name, func(w io.Writer) error { _, err := w.Write(doc); return err })
+	if errors.Is(err, ErrFilesUnavailable) {
+		// Not the document's fault, nor lasting: it is made again once
+		// the store is back (an S3 PUT is all or nothing, so no partial
+		// file is left behind and no link to one was ever given).
+		s.logger().Warn("file store unavailable; the job will run again", "job", j.ID, "err", err)
+		return JobResult{unstored: true}
+	}
 	if err != nil {
 		s.logger().Error("write document", "job", j.ID, "err", err)
 		if errors.Is(err, syscall.ENOSPC) {
@@ -541,4 +558,42 @@ func (s *DocumentService) logger() *slog.Logger {
 		return slog.Default()
 	}
 	return s.Logger
+}
+
+// Delays before a job whose file could not be stored runs again: doubling
+// from StoreRetryMin with each attempt, at most StoreRetryMax.
+const (
+	StoreRetryMin = time.Second
+	StoreRetryMax = 30 * time.Second
+)
+
+// retryLater returns a job whose document could not be stored (the file
+// store is unavailable) to pending and queues it again after a delay that
+// grows with its attempts. It retries for as long as the store is away:
+// nothing about the document is wrong. The job's row is pending meanwhile,
+// so if this process stops before the delay ends, the next start queues
+// it, and while it runs RequeueOrphans does (after OrphanAge).
+func (s *DocumentService) retryLater(ctx context.Context, j *Job) error {
+	if err := s.Jobs.ReleaseJob(ctx, j.ID); err != nil {
+		return err
+	}
+	delay := StoreRetryMax
+	if n := max(j.Attempts-1, 0); n < 5 {
+		delay = min(StoreRetryMin<<n, StoreRetryMax)
+	}
+	priority := j.Priority
+	time.AfterFunc(delay, func() {
+		select {
+		case <-s.drain():
+			return // stopping: the next start queues the pending job
+		default:
+		}
+		e := &QueueEntry{JobID: j.ID, Priority: priority}
+		if err := s.Queue.Enqueue(context.Background(), e); err != nil {
+			s.logger().Error("queue job again after storage failure", "job", j.ID, "err", err)
+			return
+		}
+		s.signal()
+	})
+	return nil
 }

@@ -118,7 +118,7 @@ func (s *Server) handleAssetContent(w http.ResponseWriter, r *http.Request) erro
 		disp = "inline"
 	}
 	h.Set("Content-Disposition", mime.FormatMediaType(disp, map[string]string{"filename": assetFileName(a)}))
-	http.ServeContent(w, r, "", mod, f)
+	serveFile(w, r, "", mod, f)
 	return nil
 }
 

@@ -119,7 +119,7 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", contentTypes[j.Format])
 	w.Header().Set("Content-Disposition", attachment(name+"."+j.Format))
 	w.Header().Set("Cache-Control", "private, no-store")
-	http.ServeContent(w, r, "", mod, f)
+	serveFile(w, r, "", mod, f)
 	return nil
 }
 

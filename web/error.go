@@ -52,11 +52,14 @@ var statusByCode = map[string]int{
 	app.ECodeRenderFailed:         http.StatusInternalServerError,
 	app.ECodeJobQuarantined:       http.StatusInternalServerError,
 	app.ECodeStorage:              http.StatusInternalServerError,
-	app.ECodeTeamNotFound:         http.StatusNotFound,
-	"ERR_TEAM_003":                http.StatusForbidden,
-	"ERR_TEAM_009":                http.StatusNotFound,
-	"ERR_TEAM_011":                http.StatusNotFound,
-	app.ECodeUserNotFound:         http.StatusNotFound,
+	// The file store (S3) cannot be reached: nothing is wrong with the
+	// request or the file; the same request succeeds once it is back.
+	app.ECodeFilesUnavailable: http.StatusServiceUnavailable,
+	app.ECodeTeamNotFound:     http.StatusNotFound,
+	"ERR_TEAM_003":            http.StatusForbidden,
+	"ERR_TEAM_009":            http.StatusNotFound,
+	"ERR_TEAM_011":            http.StatusNotFound,
+	app.ECodeUserNotFound:     http.StatusNotFound,
 	// Account deletion: the credentials were right but the account cannot be
 	// used (restorable, or past its grace period).
 	app.ECodePendingDeletion: http.StatusForbidden,
@@ -82,6 +85,10 @@ func statusOf(code string) int {
 	return http.StatusBadRequest
 }
 
+// filesRetryAfter is the Retry-After, in seconds, of a 503: an outage of
+// the file store is seldom over sooner.
+const filesRetryAfter = 5
+
 // envelope is the spec's error body.
 type envelope struct {
 	StatusCode  int            `json:"statusCode"`
@@ -105,6 +112,9 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 	info(r.Context()).code = e.Code
 	env := envelope{StatusCode: status, Code: e.Code, Message: e.Message, Timestamp: time.Now().UTC().Format(time.RFC3339Nano),
 		Path: r.URL.Path, RelatedInfo: e.Info}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", itoa(filesRetryAfter))
+	}
 	if status == http.StatusTooManyRequests {
 		if s, ok := e.Info["retryAfterSeconds"].(int); ok {
 			env.RetryAfter = &s

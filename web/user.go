@@ -97,7 +97,7 @@ func (s *Server) handleAvatar(w http.ResponseWriter, r *http.Request) error {
 	h.Set("Content-Type", "image/png")
 	h.Set("Cache-Control", "public, max-age=3600")
 	h.Set("Content-Security-Policy", "default-src 'none'")
-	http.ServeContent(w, r, "avatar.png", mod, f)
+	serveFile(w, r, "avatar.png", mod, f)
 	return nil
 }
 

@@ -257,6 +257,8 @@ func statusOf(code string) int {
 		return http.StatusInternalServerError
 	case strings.HasPrefix(code, "ERR_QUOTA_"):
 		return http.StatusTooManyRequests
+	case code == app.ECodeFilesUnavailable:
+		return http.StatusServiceUnavailable
 	case code == app.ECodeUnauthenticated || code == app.ECodeBadCredentials || code == app.ECodeTwoFactorRequired || code == app.ECodeBadTwoFactor:
 		return http.StatusUnauthorized
 	}
