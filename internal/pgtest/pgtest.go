@@ -61,6 +61,9 @@ var ErrNotInstalled = errors.New("PostgreSQL server binaries not found (Debian: 
 // the newest /usr/lib/postgresql/*/bin, else initdb on PATH.
 func BinDir() (string, error) {
 	if d := os.Getenv("FOLIO_PG_BIN"); d != "" {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err != nil {
+			return "", fmt.Errorf("%w: FOLIO_PG_BIN: %v", ErrNotInstalled, err)
+		}
 		return d, nil
 	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
@@ -236,6 +239,38 @@ func Stop() {
 // FOLIO_REQUIRE_POSTGRES=1.
 func NewDatabase(tb testing.TB) string {
 	tb.Helper()
+	return newDatabase(tb, "template0")
+}
+
+// NewDatabaseFrom creates a database as a copy of a template database that
+// setup fills once per test binary (for example by migrating it): copying
+// is faster than running the migrations for every test.
+func NewDatabaseFrom(tb testing.TB, template string, setup func(url string) error) string {
+	tb.Helper()
+	c := mustStart(tb)
+	templatesMu.Lock()
+	err, done := templates[template]
+	if !done {
+		err = createDatabase(c, template, "template0")
+		if err == nil {
+			err = setup(c.URL(template))
+		}
+		templates[template] = err
+	}
+	templatesMu.Unlock()
+	if err != nil {
+		tb.Fatalf("template database %s: %v", template, err)
+	}
+	return newDatabase(tb, template)
+}
+
+var (
+	templatesMu sync.Mutex
+	templates   = map[string]error{} // made, with the error of their setup
+)
+
+func mustStart(tb testing.TB) *Cluster {
+	tb.Helper()
 	c, err := Start()
 	if err != nil {
 		if errors.Is(err, ErrNotInstalled) && os.Getenv(RequireEnv) != "1" {
@@ -243,15 +278,26 @@ func NewDatabase(tb testing.TB) string {
 		}
 		tb.Fatalf("PostgreSQL test cluster: %v", err)
 	}
+	return c
+}
+
+func newDatabase(tb testing.TB, template string) string {
+	tb.Helper()
+	c := mustStart(tb)
 	name := fmt.Sprintf("t%d_%d", os.Getpid(), dbSeq.Add(1))
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, c.URL("postgres"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE template0"); err != nil {
+	if err := createDatabase(c, name, template); err != nil {
 		tb.Fatal(err)
 	}
 	return c.URL(name)
+}
+
+func createDatabase(c *Cluster, name, template string) error {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{template}.Sanitize())
+	return err
 }

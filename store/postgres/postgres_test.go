@@ -18,10 +18,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// mustDB opens a fresh, migrated database.
+// mustDB opens a fresh database, a copy of one migrated once.
 func mustDB(tb testing.TB) *DB {
 	tb.Helper()
-	url := pgtest.NewDatabase(tb)
+	url := pgtest.NewDatabaseFrom(tb, "folio_migrated", func(url string) error {
+		db, err := Open(context.Background(), url)
+		if err != nil {
+			return err
+		}
+		return db.Close()
+	})
 	db, err := Open(context.Background(), url)
 	if err != nil {
 		tb.Fatal(err)
