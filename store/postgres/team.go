@@ -150,16 +150,18 @@ func (db *DB) UpdateTeam(ctx context.Context, id string, upd app.TeamUpdate, now
 // pending invitations are cancelled; its members and keys stop resolving
 // because every lookup skips deleted teams.
 func (db *DB) DeleteTeam(ctx context.Context, id string, now time.Time) error {
-	return db.tx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE teams SET deleted_at = $1, updated_at = $1, slug = 'deleted-' || id
-			WHERE id = $2 AND deleted_at IS NULL`, ms(now), id)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return app.ErrNotFound(app.ECodeTeamNotFound, "team")
-		}
-		_, err = tx.Exec(ctx, `UPDATE invitations SET status = 'cancelled', updated_at = $1 WHERE team_id = $2 AND status = 'pending'`, ms(now), id)
+	return db.tx(ctx, func(tx pgx.Tx) error { return deleteTeam(ctx, tx, id, now) })
+}
+
+func deleteTeam(ctx context.Context, tx pgx.Tx, id string, now time.Time) error {
+	tag, err := tx.Exec(ctx, `UPDATE teams SET deleted_at = $1, updated_at = $1, slug = 'deleted-' || id
+		WHERE id = $2 AND deleted_at IS NULL`, ms(now), id)
+	if err != nil {
 		return err
-	})
+	}
+	if tag.RowsAffected() == 0 {
+		return app.ErrNotFound(app.ECodeTeamNotFound, "team")
+	}
+	_, err = tx.Exec(ctx, `UPDATE invitations SET status = 'cancelled', updated_at = $1 WHERE team_id = $2 AND status = 'pending'`, ms(now), id)
+	return err
 }

@@ -21,6 +21,9 @@ import (
 // a backend's tests pass a constructor of fresh ones to Run.
 type Store interface {
 	app.UserStore
+	app.AccountStore
+	app.TwoFactorStore
+	app.ActivityStore
 	app.TokenStore
 	app.SessionStore
 	app.TeamStore
@@ -58,6 +61,7 @@ func RunQueue(t *testing.T, open func(testing.TB) app.Queue) {
 func Cases() []Case {
 	var cs []Case
 	cs = append(cs, accountCases...)
+	cs = append(cs, lifecycleCases...)
 	cs = append(cs, teamCases...)
 	cs = append(cs, keyCases...)
 	return cs
