@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-
 	"folio/app"
 )
 
