@@ -19,21 +19,27 @@ func (db *DB) FindAccountByEmail(ctx context.Context, email string) (*app.User, 
 
 // UpdateUserProfile sets the fields given and returns the user.
 func (db *DB) UpdateUserProfile(ctx context.Context, id string, upd app.ProfileUpdate, now time.Time) (*app.User, error) {
-	return scanUser(db.pool.QueryRow(ctx, `UPDATE users SET name = COALESCE($1, name), timezone = COALESCE($2, timezone),
-		pending_email = COALESCE($3, pending_email), updated_at = $4 WHERE id = $5 AND deleted_at IS NULL RETURNING `+userReadCols,
-		upd.Name, upd.Timezone, upd.PendingEmail, ms(now), id))
+	var u *app.User
+	err := db.metaTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		u, err = scanUser(tx.QueryRow(ctx, `UPDATE users SET name = COALESCE($1, name), timezone = COALESCE($2, timezone),
+			pending_email = COALESCE($3, pending_email), updated_at = $4 WHERE id = $5 AND deleted_at IS NULL RETURNING `+userReadCols,
+			upd.Name, upd.Timezone, upd.PendingEmail, ms(now), id))
+		return err
+	})
+	return u, err
 }
 
 // ConfirmEmailChange makes the pending address the user's verified email.
 func (db *DB) ConfirmEmailChange(ctx context.Context, id, email string, now time.Time) error {
-	tag, err := db.pool.Exec(ctx, `UPDATE users SET email = $1, email_verified = true, pending_email = '', updated_at = $2
+	n, err := db.metaExec(ctx, `UPDATE users SET email = $1, email_verified = true, pending_email = '', updated_at = $2
 		WHERE id = $3 AND pending_email = $1 AND deleted_at IS NULL`, email, ms(now), id)
 	if isUnique(err, "users_email") {
 		return (&app.Error{Code: app.ECodeEmailInUse, Message: "email already in use"}).WithInfo("field", "email")
 	} else if err != nil {
 		return err
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		// A later change request replaced this address.
 		return &app.Error{Code: app.ECodeBadEmailToken, Message: "invalid or expired token"}
 	}
@@ -42,7 +48,7 @@ func (db *DB) ConfirmEmailChange(ctx context.Context, id, email string, now time
 
 // ChangeUserPassword sets the hash and ends every existing session.
 func (db *DB) ChangeUserPassword(ctx context.Context, id, hash string, now time.Time) error {
-	return db.tx(ctx, func(tx pgx.Tx) error {
+	return db.metaTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1, sessions_valid_from = $2, updated_at = $2
 			WHERE id = $3 AND deleted_at IS NULL`, hash, ms(now), id)
 		if err != nil {
@@ -79,10 +85,16 @@ func (db *DB) FindEmailPreferences(ctx context.Context, id string) (*app.EmailPr
 
 // UpdateEmailPreferences sets the flags given and returns all three.
 func (db *DB) UpdateEmailPreferences(ctx context.Context, id string, in app.EmailPreferencesInput, now time.Time) (*app.EmailPreferences, error) {
-	return scanPreferences(db.pool.QueryRow(ctx, `UPDATE users SET marketing_emails = COALESCE($1, marketing_emails),
-		product_updates = COALESCE($2, product_updates), weekly_digest = COALESCE($3, weekly_digest), updated_at = $4
-		WHERE id = $5 AND deleted_at IS NULL RETURNING marketing_emails, product_updates, weekly_digest`,
-		in.MarketingEmails, in.ProductUpdates, in.WeeklyDigest, ms(now), id))
+	var p *app.EmailPreferences
+	err := db.metaTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		p, err = scanPreferences(tx.QueryRow(ctx, `UPDATE users SET marketing_emails = COALESCE($1, marketing_emails),
+			product_updates = COALESCE($2, product_updates), weekly_digest = COALESCE($3, weekly_digest), updated_at = $4
+			WHERE id = $5 AND deleted_at IS NULL RETURNING marketing_emails, product_updates, weekly_digest`,
+			in.MarketingEmails, in.ProductUpdates, in.WeeklyDigest, ms(now), id))
+		return err
+	})
+	return p, err
 }
 
 // SetUserAvatar sets (or, with "", clears) the profile picture URL.
@@ -93,7 +105,7 @@ func (db *DB) SetUserAvatar(ctx context.Context, id, url string, now time.Time) 
 // RequestUserDeletion marks the account pending deletion, revokes its
 // refresh tokens and deactivates every API key it created.
 func (db *DB) RequestUserDeletion(ctx context.Context, id, reason, reasonText string, now time.Time) error {
-	return db.tx(ctx, func(tx pgx.Tx) error {
+	return db.metaTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE users SET deleted_at = $1, deletion_reason = $2, deletion_reason_text = $3, updated_at = $1
 			WHERE id = $4 AND deleted_at IS NULL`, ms(now), reason, reasonText, id)
 		if err != nil {
@@ -112,12 +124,12 @@ func (db *DB) RequestUserDeletion(ctx context.Context, id, reason, reasonText st
 
 // RestoreUser ends pending deletion.
 func (db *DB) RestoreUser(ctx context.Context, id string, now time.Time) error {
-	tag, err := db.pool.Exec(ctx, `UPDATE users SET deleted_at = NULL, deletion_reason = '', deletion_reason_text = '', updated_at = $1
+	n, err := db.metaExec(ctx, `UPDATE users SET deleted_at = NULL, deletion_reason = '', deletion_reason_text = '', updated_at = $1
 		WHERE id = $2 AND deleted_at IS NOT NULL AND purged_at IS NULL`, ms(now), id)
 	if err != nil {
 		return err
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return &app.Error{Code: app.ECodeRestoreFailed, Message: "failed to restore the account"}
 	}
 	return nil
@@ -139,7 +151,7 @@ func (db *DB) FindUsersToPurge(ctx context.Context, before time.Time) ([]string,
 // valid reference; the address is freed. The user's row is locked first:
 // two replicas' janitors purging at once purge once.
 func (db *DB) PurgeUser(ctx context.Context, id string, before, now time.Time) error {
-	return db.tx(ctx, func(tx pgx.Tx) error {
+	return db.metaTx(ctx, func(tx pgx.Tx) error {
 		var one int
 		err := tx.QueryRow(ctx, `SELECT 1 FROM users WHERE id = $1 AND deleted_at IS NOT NULL AND deleted_at <= $2 AND purged_at IS NULL FOR UPDATE`,
 			id, ms(before)).Scan(&one)

@@ -41,7 +41,7 @@ func scanKey(row scanner) (*app.APIKey, error) {
 // plan's key count (active or not) is ERR_PLAN_002.
 func (db *DB) CreateAPIKey(ctx context.Context, k *app.APIKey) error {
 	perms, _ := json.Marshal(k.Permissions)
-	return db.tx(ctx, func(tx pgx.Tx) error {
+	return db.metaTx(ctx, func(tx pgx.Tx) error {
 		if err := checkPlanCount(ctx, tx, k.TeamID, app.ResourceAPIKeys, `SELECT COUNT(*) FROM api_keys WHERE team_id = $1`, k.TeamID); err != nil {
 			return err
 		}
@@ -122,17 +122,23 @@ func (db *DB) UpdateAPIKey(ctx context.Context, teamID, id string, upd app.KeyUp
 		set("is_active", *upd.IsActive)
 	}
 	n := len(args)
-	return scanKey(db.pool.QueryRow(ctx, `UPDATE api_keys SET `+strings.Join(sets, ", ")+
-		fmt.Sprintf(` WHERE team_id = $%d AND id = $%d RETURNING `, n+1, n+2)+keyCols, append(args, teamID, id)...))
+	var k *app.APIKey
+	err := db.metaTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		k, err = scanKey(tx.QueryRow(ctx, `UPDATE api_keys SET `+strings.Join(sets, ", ")+
+			fmt.Sprintf(` WHERE team_id = $%d AND id = $%d RETURNING `, n+1, n+2)+keyCols, append(args, teamID, id)...))
+		return err
+	})
+	return k, err
 }
 
 // DeleteAPIKey removes a key.
 func (db *DB) DeleteAPIKey(ctx context.Context, teamID, id string) error {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM api_keys WHERE team_id = $1 AND id = $2`, teamID, id)
+	n, err := db.metaExec(ctx, `DELETE FROM api_keys WHERE team_id = $1 AND id = $2`, teamID, id)
 	if err != nil {
 		return err
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return app.ErrNotFound(app.ECodeKeyNotFound, "API key")
 	}
 	return nil

@@ -117,7 +117,7 @@ func (db *DB) FindInvitationsByEmail(ctx context.Context, email string, now time
 // replicas accepting it at once, the second finds it accepted.
 func (db *DB) AcceptInvitation(ctx context.Context, id, userID string, now time.Time) (*app.Member, error) {
 	var m *app.Member
-	err := db.tx(ctx, func(tx pgx.Tx) error {
+	err := db.metaTx(ctx, func(tx pgx.Tx) error {
 		inv, err := scanInvitation(tx.QueryRow(ctx, `SELECT `+invitationCols+invitationFrom+
 			`WHERE i.id = $1 AND t.deleted_at IS NULL FOR UPDATE OF i`, id), now)
 		if err != nil {

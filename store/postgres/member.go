@@ -56,7 +56,7 @@ func (db *DB) FindMembers(ctx context.Context, teamID string, pg app.Page) ([]*a
 // UpdateMemberRole sets the role of a member other than the owner.
 func (db *DB) UpdateMemberRole(ctx context.Context, teamID, userID, role string, now time.Time) (*app.Member, error) {
 	var m *app.Member
-	err := db.tx(ctx, func(tx pgx.Tx) error {
+	err := db.metaTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE members SET role = $1 WHERE team_id = $2 AND user_id = $3 AND role != 'owner'`, role, teamID, userID)
 		if err != nil {
 			return err
@@ -74,7 +74,7 @@ func (db *DB) UpdateMemberRole(ctx context.Context, teamID, userID, role string,
 // API keys the member created for the team.
 func (db *DB) RemoveMember(ctx context.Context, teamID, userID string, now time.Time) (int, error) {
 	var keys int64
-	err := db.tx(ctx, func(tx pgx.Tx) error {
+	err := db.metaTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM members WHERE team_id = $1 AND user_id = $2 AND role != 'owner'`, teamID, userID)
 		if err != nil {
 			return err

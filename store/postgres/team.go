@@ -77,11 +77,11 @@ func (db *DB) AddTeamCredits(ctx context.Context, teamID string, n int64, now ti
 }
 
 func (db *DB) updateTeam(ctx context.Context, query string, args ...any) error {
-	tag, err := db.pool.Exec(ctx, query, args...)
+	n, err := db.metaExec(ctx, query, args...)
 	if err != nil {
 		return err
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return app.ErrNotFound(app.ECodeTeamNotFound, "team")
 	}
 	return nil
@@ -89,7 +89,7 @@ func (db *DB) updateTeam(ctx context.Context, query string, args ...any) error {
 
 // CreateTeam inserts a team and its owner's membership.
 func (db *DB) CreateTeam(ctx context.Context, t *app.Team) error {
-	return db.tx(ctx, func(tx pgx.Tx) error {
+	return db.metaTx(ctx, func(tx pgx.Tx) error {
 		if err := insertTeam(ctx, tx, t); err != nil {
 			return err
 		}
@@ -129,7 +129,7 @@ func (db *DB) FindTeamsForUser(ctx context.Context, userID string, pg app.Page) 
 // UpdateTeam changes name and slug and returns the team.
 func (db *DB) UpdateTeam(ctx context.Context, id string, upd app.TeamUpdate, now time.Time) (*app.Team, error) {
 	var t *app.Team
-	err := db.tx(ctx, func(tx pgx.Tx) error {
+	err := db.metaTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE teams SET name = COALESCE($1, name), slug = COALESCE($2, slug), updated_at = $3
 			WHERE id = $4 AND deleted_at IS NULL`, upd.Name, upd.Slug, ms(now), id)
 		if isUnique(err, "teams_slug") {
@@ -150,7 +150,7 @@ func (db *DB) UpdateTeam(ctx context.Context, id string, upd app.TeamUpdate, now
 // pending invitations are cancelled; its members and keys stop resolving
 // because every lookup skips deleted teams.
 func (db *DB) DeleteTeam(ctx context.Context, id string, now time.Time) error {
-	return db.tx(ctx, func(tx pgx.Tx) error { return deleteTeam(ctx, tx, id, now) })
+	return db.metaTx(ctx, func(tx pgx.Tx) error { return deleteTeam(ctx, tx, id, now) })
 }
 
 func deleteTeam(ctx context.Context, tx pgx.Tx, id string, now time.Time) error {

@@ -62,7 +62,7 @@ func replaceBackupCodes(ctx context.Context, tx pgx.Tx, userID string, codeHashe
 // EnableTwoFactor turns two-factor on, recording the step of the code used,
 // and replaces the backup codes when codeHashes is not nil.
 func (db *DB) EnableTwoFactor(ctx context.Context, userID string, step int64, codeHashes []string, now time.Time) error {
-	return db.tx(ctx, func(tx pgx.Tx) error {
+	return db.metaTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE two_factor SET enabled = true, last_step = $1, updated_at = $2
 			WHERE user_id = $3 AND NOT enabled AND last_step < $1`, step, ms(now), userID)
 		if err != nil {
@@ -116,7 +116,7 @@ func (db *DB) ReplaceBackupCodes(ctx context.Context, userID string, codeHashes 
 
 // DisableTwoFactor turns two-factor off and forgets the secret and codes.
 func (db *DB) DisableTwoFactor(ctx context.Context, userID string, now time.Time) error {
-	return db.tx(ctx, func(tx pgx.Tx) error {
+	return db.metaTx(ctx, func(tx pgx.Tx) error {
 		for _, q := range []string{`DELETE FROM two_factor WHERE user_id = $1`, `DELETE FROM backup_codes WHERE user_id = $1`} {
 			if _, err := tx.Exec(ctx, q, userID); err != nil {
 				return err

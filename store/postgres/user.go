@@ -19,7 +19,7 @@ const userReadCols = userCols + `, pending_email, deleted_at, sessions_valid_fro
 
 // CreateUser inserts the user, the personal team and the owner membership.
 func (db *DB) CreateUser(ctx context.Context, u *app.User, team *app.Team) error {
-	return db.tx(ctx, func(tx pgx.Tx) error {
+	return db.metaTx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO users (`+userCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 			u.ID, u.Email, u.Name, u.PasswordHash, u.ProfilePictureURL, u.EmailVerified, u.TwoFactorEnabled,
 			u.Timezone, u.PersonalTeamID, ms(u.CreatedAt), ms(u.UpdatedAt))
@@ -74,11 +74,11 @@ func (db *DB) SetUserPassword(ctx context.Context, id, hash string, now time.Tim
 }
 
 func (db *DB) updateUser(ctx context.Context, query string, args ...any) error {
-	tag, err := db.pool.Exec(ctx, query, args...)
+	n, err := db.metaExec(ctx, query, args...)
 	if err != nil {
 		return err
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return app.ErrNotFound(app.ECodeUserNotFound, "user")
 	}
 	return nil

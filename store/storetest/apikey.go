@@ -13,6 +13,55 @@ var keyCases = []Case{
 	{"KeyListSortsAndFilters", keyListSortsAndFilters},
 	{"KeysAreScopedByTeam", keysAreScopedByTeam},
 	{"KeyTouchCountsByDay", keyTouchCountsByDay},
+	{"MetadataGeneration", metadataGeneration},
+}
+
+// metadataGeneration: every write to what the metadata cache holds (users,
+// teams, memberships, keys) raises the generation, in its transaction;
+// writes of what it does not hold (request counts, credits, sessions,
+// invitations) leave it.
+func metadataGeneration(t *testing.T, s Store) {
+	gen := func() int64 {
+		t.Helper()
+		n, err := s.MetadataGeneration(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	step := func(what string, raises bool, write func() error) {
+		t.Helper()
+		before := gen()
+		if err := write(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if after := gen(); (after > before) != raises || after < before {
+			t.Fatalf("%s: generation %d -> %d, want raised=%v", what, before, after, raises)
+		}
+	}
+	var u, guest *app.User
+	step("create user", true, func() error { u = mustUser(t, s, "gen@example.com"); return nil })
+	guest = mustUser(t, s, "guest@example.com")
+	var team *app.Team
+	step("create team", true, func() error { team = mustTeam(t, s, u, "gen", "growth", t0); return nil })
+	var k *app.APIKey
+	step("create key", true, func() error { k = mustKey(t, s, team.ID, u.ID, "k", t0); return nil })
+	step("count a request", false, func() error { return s.TouchAPIKey(ctx, k.ID, t0) })
+	step("rename key", false, func() error { _, err := s.UpdateAPIKey(ctx, team.ID, k.ID, app.KeyUpdate{Name: ptr("n")}, t0); return err })
+	step("deactivate key", true, func() error { _, err := s.UpdateAPIKey(ctx, team.ID, k.ID, app.KeyUpdate{IsActive: ptr(false)}, t0); return err })
+	step("add credits", false, func() error { return s.AddTeamCredits(ctx, team.ID, 5, t0) })
+	step("change plan", true, func() error { return s.SetTeamPlan(ctx, team.ID, "scale", t0) })
+	var inv *app.Invitation
+	step("invite", false, func() error { inv = invite(t, s, team, u, guest.Email, app.RoleMember, t0); return nil })
+	step("accept", true, func() error { _, err := s.AcceptInvitation(ctx, inv.ID, guest.ID, t0); return err })
+	step("change role", true, func() error { _, err := s.UpdateMemberRole(ctx, team.ID, guest.ID, app.RoleAdmin, t0); return err })
+	step("create session", false, func() error {
+		return s.CreateSession(ctx, &app.WebSession{ID: "gs", Hash: "gh", UserID: u.ID, TeamID: team.ID, CreatedAt: t0, LastSeenAt: t0, ExpiresAt: t0.Add(time.Hour)})
+	})
+	step("verify user", true, func() error { return s.SetUserVerified(ctx, u.ID, t0) })
+	step("remove member", true, func() error { _, err := s.RemoveMember(ctx, team.ID, guest.ID, t0); return err })
+	step("delete key", true, func() error { return s.DeleteAPIKey(ctx, team.ID, k.ID) })
+	step("delete team", true, func() error { return s.DeleteTeam(ctx, team.ID, t0) })
 }
 
 // keyReadBack: a key reads back by id and by hash; a deleted team's keys

@@ -29,6 +29,7 @@ type Store interface {
 	app.TeamStore
 	app.InvitationStore
 	app.KeyStore
+	app.MetaGenerations
 }
 
 // Case is one contract case.
