@@ -47,8 +47,14 @@ func metadataGeneration(t *testing.T, s Store) {
 	var k *app.APIKey
 	step("create key", true, func() error { k = mustKey(t, s, team.ID, u.ID, "k", t0); return nil })
 	step("count a request", false, func() error { return s.TouchAPIKey(ctx, k.ID, t0) })
-	step("rename key", false, func() error { _, err := s.UpdateAPIKey(ctx, team.ID, k.ID, app.KeyUpdate{Name: ptr("n")}, t0); return err })
-	step("deactivate key", true, func() error { _, err := s.UpdateAPIKey(ctx, team.ID, k.ID, app.KeyUpdate{IsActive: ptr(false)}, t0); return err })
+	step("rename key", false, func() error {
+		_, err := s.UpdateAPIKey(ctx, team.ID, k.ID, app.KeyUpdate{Name: ptr("n")}, t0)
+		return err
+	})
+	step("deactivate key", true, func() error {
+		_, err := s.UpdateAPIKey(ctx, team.ID, k.ID, app.KeyUpdate{IsActive: ptr(false)}, t0)
+		return err
+	})
 	step("add credits", false, func() error { return s.AddTeamCredits(ctx, team.ID, 5, t0) })
 	step("change plan", true, func() error { return s.SetTeamPlan(ctx, team.ID, "scale", t0) })
 	var inv *app.Invitation
