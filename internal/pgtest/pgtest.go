@@ -95,7 +95,13 @@ func start() (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "folio-pgtest-")
+	// As root, under /tmp: a TMPDIR inside root's home would be out of
+	// the postgres user's reach.
+	base := ""
+	if os.Geteuid() == 0 {
+		base = "/tmp"
+	}
+	dir, err := os.MkdirTemp(base, "folio-pgtest-")
 	if err != nil {
 		return nil, err
 	}

@@ -145,3 +145,24 @@ func TestLeaseTakeover(t *testing.T) {
 		t.Fatalf("c claimed %v, want j1 and j2", got)
 	}
 }
+
+// BenchmarkEnqueueClaimAck is one job's trip through the queue: a
+// committed enqueue, a claim and an ack (compare store's bbolt benchmark
+// of the same name).
+func BenchmarkEnqueueClaimAck(b *testing.B) {
+	ctx := context.Background()
+	db := mustDB(b)
+	now := time.Now()
+	for b.Loop() {
+		if err := db.Enqueue(ctx, &app.QueueEntry{JobID: "j", Priority: 1}); err != nil {
+			b.Fatal(err)
+		}
+		e, err := db.Claim(ctx, now, time.Minute)
+		if err != nil || e == nil {
+			b.Fatal(err)
+		}
+		if err := db.Ack(ctx, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
