@@ -29,6 +29,7 @@ type Store interface {
 	app.TeamStore
 	app.InvitationStore
 	app.KeyStore
+	app.TemplateStore
 	app.MetaGenerations
 }
 
@@ -65,6 +66,7 @@ func Cases() []Case {
 	cs = append(cs, lifecycleCases...)
 	cs = append(cs, teamCases...)
 	cs = append(cs, keyCases...)
+	cs = append(cs, templateCases...)
 	return cs
 }
 
