@@ -30,6 +30,7 @@ type Store interface {
 	app.InvitationStore
 	app.KeyStore
 	app.TemplateStore
+	app.AssetStore
 	app.MetaGenerations
 }
 
@@ -67,6 +68,7 @@ func Cases() []Case {
 	cs = append(cs, teamCases...)
 	cs = append(cs, keyCases...)
 	cs = append(cs, templateCases...)
+	cs = append(cs, assetCases...)
 	return cs
 }
 

@@ -9,7 +9,7 @@ CREATE TABLE templates (
 	team_id              TEXT NOT NULL REFERENCES teams(id),
 	short_id             TEXT NOT NULL UNIQUE,
 	slug                 TEXT NOT NULL,
-	name                 TEXT NOT NULL,
+	name                 TEXT COLLATE "C" NOT NULL,
 	description          TEXT NOT NULL DEFAULT '',
 	template_type        TEXT NOT NULL,
 	output_formats       TEXT NOT NULL,
