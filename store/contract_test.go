@@ -18,3 +18,8 @@ func TestContract(t *testing.T) {
 func TestQueueContract(t *testing.T) {
 	storetest.RunQueue(t, func(tb testing.TB) app.Queue { return mustBolt(tb, filepath.Join(tb.TempDir(), "q.db")) })
 }
+
+// TestScheduleContract runs the webhook schedule cases on bbolt.
+func TestScheduleContract(t *testing.T) {
+	storetest.RunSchedule(t, func(tb testing.TB) app.WebhookSchedule { return mustBolt(tb, filepath.Join(tb.TempDir(), "q.db")) })
+}

@@ -58,15 +58,17 @@ func newOwner() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Close releases this process's queue leases, so other replicas take its
-// interrupted jobs at once rather than when the leases lapse, and closes
+// Close releases this process's queue and webhook schedule leases, so
+// other replicas take its interrupted jobs and attempts at once rather
+// than when the leases lapse, and closes
 // the pool, waiting for connections in use to be returned.
 func (db *DB) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_, err := db.ReleaseLeases(ctx)
+	_, err2 := db.ReleaseAttemptLeases(ctx)
 	db.pool.Close()
-	return err
+	return errors.Join(err, err2)
 }
 
 // Ping checks that the database answers.

@@ -46,3 +46,8 @@ func TestContract(t *testing.T) {
 func TestQueueContract(t *testing.T) {
 	storetest.RunQueue(t, func(tb testing.TB) app.Queue { return mustDB(tb) })
 }
+
+// TestScheduleContract runs the webhook schedule cases on PostgreSQL.
+func TestScheduleContract(t *testing.T) {
+	storetest.RunSchedule(t, func(tb testing.TB) app.WebhookSchedule { return mustDB(tb) })
+}
