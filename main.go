@@ -27,6 +27,7 @@ import (
 	"folio/assets"
 	"folio/render"
 	"folio/store"
+	"folio/store/postgres"
 	"folio/web"
 	"folio/web/client"
 	"folio/web/dashboard"
@@ -110,6 +111,10 @@ type Config struct {
 	RateLimits, LogFormat                string
 	ReadHeaderTimeout, ReadTimeout       time.Duration
 
+	// DatabaseURL selects PostgreSQL instead of the embedded SQLite and
+	// bbolt (docs/deploy.md, PostgreSQL); "": embedded.
+	DatabaseURL string
+
 	// Operations (docs/deploy.md).
 	ShutdownGrace  time.Duration // 0: 30 s
 	MetricsToken   string        // "": /metrics and /debug/pprof for loopback clients only
@@ -149,6 +154,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Workers, "workers", runtime.NumCPU(), "document workers")
 	fs.StringVar(&c.DefaultPlan, "default-plan", app.PlanUnlimited, "plan of a new team: "+app.PlanNames+" (unlimited: no quotas, for self-hosting; free for a public service)")
 	fs.StringVar(&c.Signup, "signup", "open", "open or closed (closed: only folio admin create-user)")
+	fs.StringVar(&c.DatabaseURL, "database-url", "", "postgres://... to keep records and the job queue in PostgreSQL for several replicas (in progress: docs/deploy.md); default: SQLite and bbolt in --data")
 	fs.StringVar(&c.SMTPURL, "smtp-url", "", "smtp://user:pass@host:port (default: mail written to <data>/mail)")
 	fs.StringVar(&c.WebhookRetrySchedule, "webhook-retry-schedule", "0s,1m,5m,30m", "delays of webhook attempts")
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", false, "allow webhook URLs on loopback/private addresses")
@@ -216,6 +222,16 @@ func (c *Config) validate() error {
 	if c.RateLimits != "" && c.RateLimits != "off" {
 		if _, err := app.LoadRateTable(c.RateLimits); err != nil {
 			return err
+		}
+	}
+	if c.DatabaseURL != "" {
+		if err := postgres.CheckURL(c.DatabaseURL); err != nil {
+			return fmt.Errorf("--database-url: %w", err)
+		}
+		// Never half-run: until every part is on PostgreSQL, refuse
+		// before anything is opened or created.
+		if missing := postgres.Missing(); len(missing) > 0 {
+			return fmt.Errorf("--database-url: the PostgreSQL backend is not complete yet (docs/deploy.md, PostgreSQL); not implemented: %s", strings.Join(missing, "; "))
 		}
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {

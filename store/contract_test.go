@@ -1,0 +1,25 @@
+package store
+
+import (
+	"path/filepath"
+	"testing"
+
+	"folio/app"
+	"folio/store/storetest"
+)
+
+// TestContract runs the backend-independent store cases (package
+// storetest) on SQLite; store/postgres runs the same table on PostgreSQL.
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(tb testing.TB) storetest.Store { return mustDB(tb) })
+}
+
+// TestQueueContract runs the queue cases on the bbolt queue.
+func TestQueueContract(t *testing.T) {
+	storetest.RunQueue(t, func(tb testing.TB) app.Queue { return mustBolt(tb, filepath.Join(tb.TempDir(), "q.db")) })
+}
+
+// TestScheduleContract runs the webhook schedule cases on bbolt.
+func TestScheduleContract(t *testing.T) {
+	storetest.RunSchedule(t, func(tb testing.TB) app.WebhookSchedule { return mustBolt(tb, filepath.Join(tb.TempDir(), "q.db")) })
+}

@@ -1,0 +1,66 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"folio/app"
+)
+
+var _ app.SessionStore = (*DB)(nil)
+
+const sessionCols = `id, hash, user_id, team_id, pending_2fa, user_agent, ip, created_at, last_seen_at, expires_at`
+
+// CreateSession stores a dashboard session (its token's hash only).
+func (db *DB) CreateSession(ctx context.Context, s *app.WebSession) error {
+	_, err := db.pool.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		s.ID, s.Hash, s.UserID, s.TeamID, s.Pending2FA, s.UserAgent, s.IP, ms(s.CreatedAt), ms(s.LastSeenAt), ms(s.ExpiresAt))
+	return err
+}
+
+// FindSessionByHash returns the session whose token hashes to hash.
+func (db *DB) FindSessionByHash(ctx context.Context, hash string) (*app.WebSession, error) {
+	var s app.WebSession
+	var created, seen, expires int64
+	err := db.pool.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE hash = $1`, hash).
+		Scan(&s.ID, &s.Hash, &s.UserID, &s.TeamID, &s.Pending2FA, &s.UserAgent, &s.IP, &created, &seen, &expires)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, &app.Error{Code: app.ECodeUnauthenticated, Message: "no such session"}
+	} else if err != nil {
+		return nil, err
+	}
+	s.CreatedAt, s.LastSeenAt, s.ExpiresAt = fromMS(created), fromMS(seen), fromMS(expires)
+	return &s, nil
+}
+
+// TouchSession records a request and the session's current team.
+func (db *DB) TouchSession(ctx context.Context, id, teamID string, now time.Time) error {
+	_, err := db.pool.Exec(ctx, `UPDATE sessions SET team_id = $1, last_seen_at = $2 WHERE id = $3`, teamID, ms(now), id)
+	return err
+}
+
+// DeleteSession ends one session.
+func (db *DB) DeleteSession(ctx context.Context, id string) error {
+	_, err := db.pool.Exec(ctx, `DELETE FROM sessions WHERE id = $1`, id)
+	return err
+}
+
+// DeleteUserSessions ends every session of a user except keepID.
+func (db *DB) DeleteUserSessions(ctx context.Context, userID, keepID string) error {
+	_, err := db.pool.Exec(ctx, `DELETE FROM sessions WHERE user_id = $1 AND id != $2`, userID, keepID)
+	return err
+}
+
+// DeleteExpiredSessions removes sessions past their absolute end or idle for
+// longer than app.SessionIdle.
+func (db *DB) DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error) {
+	tag, err := db.pool.Exec(ctx, `DELETE FROM sessions WHERE expires_at <= $1 OR last_seen_at <= $2`,
+		ms(now), ms(now.Add(-app.SessionIdle)))
+	if err != nil {
+		return 0, err
+	}
+	return int(tag.RowsAffected()), nil
+}

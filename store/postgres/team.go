@@ -1,0 +1,167 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"folio/app"
+)
+
+var _ app.TeamStore = (*DB)(nil)
+
+func insertTeam(ctx context.Context, tx pgx.Tx, t *app.Team) error {
+	_, err := tx.Exec(ctx, `INSERT INTO teams (id, name, slug, is_personal, owner_id, plan, credits, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		t.ID, t.Name, t.Slug, t.IsPersonal, t.OwnerID, t.Plan, t.Credits, ms(t.CreatedAt), ms(t.UpdatedAt))
+	if isUnique(err, "teams_slug") {
+		return (&app.Error{Code: app.ECodeTeamSlugTaken, Message: "team slug already exists"}).WithInfo("field", "slug")
+	}
+	return err
+}
+
+// teamCols are read by scanTeam; the member count is computed.
+const teamCols = `teams.id, teams.name, teams.slug, teams.is_personal, teams.owner_id, teams.plan, teams.credits, teams.created_at, teams.updated_at,
+	(SELECT COUNT(*) FROM members c WHERE c.team_id = teams.id)`
+
+func scanTeam(row scanner, extra ...any) (*app.Team, error) {
+	var t app.Team
+	var created, updated int64
+	err := row.Scan(append([]any{&t.ID, &t.Name, &t.Slug, &t.IsPersonal, &t.OwnerID, &t.Plan, &t.Credits, &created, &updated, &t.MemberCount}, extra...)...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, app.ErrNotFound(app.ECodeTeamNotFound, "team")
+	} else if err != nil {
+		return nil, err
+	}
+	t.CreatedAt, t.UpdatedAt = fromMS(created), fromMS(updated)
+	return &t, nil
+}
+
+func findTeam(ctx context.Context, q querier, idOrSlug string) (*app.Team, error) {
+	return scanTeam(q.QueryRow(ctx, `SELECT `+teamCols+` FROM teams WHERE (id = $1 OR slug = $1) AND deleted_at IS NULL`, idOrSlug))
+}
+
+// FindTeam finds a live team by id or slug, with its member count.
+func (db *DB) FindTeam(ctx context.Context, idOrSlug string) (*app.Team, error) {
+	return findTeam(ctx, db.pool, idOrSlug)
+}
+
+// FindMember returns a user's membership of a live team; no membership is
+// reported as team not found, so non-members learn nothing.
+func (db *DB) FindMember(ctx context.Context, teamID, userID string) (*app.Member, error) {
+	var m app.Member
+	var joined int64
+	err := db.pool.QueryRow(ctx, `SELECT m.team_id, m.user_id, u.email, u.name, m.role, m.joined_at
+		FROM members m JOIN teams t ON t.id = m.team_id JOIN users u ON u.id = m.user_id
+		WHERE m.team_id = $1 AND m.user_id = $2 AND t.deleted_at IS NULL`, teamID, userID).
+		Scan(&m.TeamID, &m.UserID, &m.Email, &m.Name, &m.Role, &joined)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, app.ErrNotFound(app.ECodeTeamNotFound, "team")
+	} else if err != nil {
+		return nil, err
+	}
+	m.JoinedAt = fromMS(joined)
+	return &m, nil
+}
+
+// SetTeamPlan changes a team's plan.
+func (db *DB) SetTeamPlan(ctx context.Context, teamID, plan string, now time.Time) error {
+	return db.updateTeam(ctx, `UPDATE teams SET plan = $1, updated_at = $2 WHERE id = $3 AND deleted_at IS NULL`, plan, ms(now), teamID)
+}
+
+// AddTeamCredits adds document credits to a team.
+func (db *DB) AddTeamCredits(ctx context.Context, teamID string, n int64, now time.Time) error {
+	return db.updateTeam(ctx, `UPDATE teams SET credits = credits + $1, updated_at = $2 WHERE id = $3 AND deleted_at IS NULL`, n, ms(now), teamID)
+}
+
+func (db *DB) updateTeam(ctx context.Context, query string, args ...any) error {
+	n, err := db.metaExec(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return app.ErrNotFound(app.ECodeTeamNotFound, "team")
+	}
+	return nil
+}
+
+// CreateTeam inserts a team and its owner's membership.
+func (db *DB) CreateTeam(ctx context.Context, t *app.Team) error {
+	return db.metaTx(ctx, func(tx pgx.Tx) error {
+		if err := insertTeam(ctx, tx, t); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO members (team_id, user_id, role, joined_at) VALUES ($1, $2, $3, $4)`,
+			t.ID, t.OwnerID, app.RoleOwner, ms(t.CreatedAt))
+		return err
+	})
+}
+
+// FindTeamsForUser lists a user's live teams, personal first, then by age.
+func (db *DB) FindTeamsForUser(ctx context.Context, userID string, pg app.Page) ([]*app.Team, int, error) {
+	var total int
+	if err := db.pool.QueryRow(ctx, `SELECT COUNT(*) FROM members m JOIN teams ON teams.id = m.team_id
+		WHERE m.user_id = $1 AND teams.deleted_at IS NULL`, userID).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := db.pool.Query(ctx, `SELECT `+teamCols+`, m.role FROM members m JOIN teams ON teams.id = m.team_id
+		WHERE m.user_id = $1 AND teams.deleted_at IS NULL
+		ORDER BY teams.is_personal DESC, teams.created_at, teams.seq LIMIT $2 OFFSET $3`, userID, pg.Limit, pg.Offset())
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	teams := []*app.Team{}
+	for rows.Next() {
+		var role string
+		t, err := scanTeam(rows, &role)
+		if err != nil {
+			return nil, 0, err
+		}
+		t.Role = role
+		teams = append(teams, t)
+	}
+	return teams, total, rows.Err()
+}
+
+// UpdateTeam changes name and slug and returns the team.
+func (db *DB) UpdateTeam(ctx context.Context, id string, upd app.TeamUpdate, now time.Time) (*app.Team, error) {
+	var t *app.Team
+	err := db.metaTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE teams SET name = COALESCE($1, name), slug = COALESCE($2, slug), updated_at = $3
+			WHERE id = $4 AND deleted_at IS NULL`, upd.Name, upd.Slug, ms(now), id)
+		if isUnique(err, "teams_slug") {
+			return (&app.Error{Code: app.ECodeTeamSlugTaken, Message: "team slug already exists"}).WithInfo("field", "slug")
+		} else if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return app.ErrNotFound(app.ECodeTeamNotFound, "team")
+		}
+		t, err = findTeam(ctx, tx, id)
+		return err
+	})
+	return t, err
+}
+
+// DeleteTeam soft-deletes a team. Its slug is freed for reuse and its
+// pending invitations are cancelled; its members and keys stop resolving
+// because every lookup skips deleted teams.
+func (db *DB) DeleteTeam(ctx context.Context, id string, now time.Time) error {
+	return db.metaTx(ctx, func(tx pgx.Tx) error { return deleteTeam(ctx, tx, id, now) })
+}
+
+func deleteTeam(ctx context.Context, tx pgx.Tx, id string, now time.Time) error {
+	tag, err := tx.Exec(ctx, `UPDATE teams SET deleted_at = $1, updated_at = $1, slug = 'deleted-' || id
+		WHERE id = $2 AND deleted_at IS NULL`, ms(now), id)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return app.ErrNotFound(app.ECodeTeamNotFound, "team")
+	}
+	_, err = tx.Exec(ctx, `UPDATE invitations SET status = 'cancelled', updated_at = $1 WHERE team_id = $2 AND status = 'pending'`, ms(now), id)
+	return err
+}
