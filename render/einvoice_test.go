@@ -149,7 +149,9 @@ var wrongInvoices = []struct {
 	name, rule string
 	change     func(m map[string]any)
 }{
-	{"no-seller-name", "BR-06", func(m map[string]any) { m["company"] = map[string]any{"name": "", "country": "DE", "vatId": "DE123456789"} }},
+	{"no-seller-name", "BR-06", func(m map[string]any) {
+		m["company"] = map[string]any{"name": "", "country": "DE", "vatId": "DE123456789"}
+	}},
 	{"standard-rate-zero", "BR-S-05", func(m map[string]any) { m["items"].([]any)[0].(map[string]any)["vatRate"] = 0 }},
 	{"exempt-without-reason", "BR-E-10", func(m map[string]any) {
 		m["items"].([]any)[0].(map[string]any)["vatCategory"] = "E"
@@ -393,8 +395,8 @@ func TestEInvoiceOptionsConflicts(t *testing.T) {
 	ex, _ := LoadExample(t, "einvoice")
 	tpl := MustCompile(t, ex.Definition)
 	for js, field := range map[string]string{
-		`{"pdfa":"2b"}`: "pdfa",
-		`{"pdfa":"none"}`: "pdfa",
+		`{"pdfa":"2b"}`:                    "pdfa",
+		`{"pdfa":"none"}`:                  "pdfa",
 		`{"encrypt":{"userPassword":"x"}}`: "encrypt",
 	} {
 		err := tpl.CheckPDFOptions(mustPDFOptions(t, js))
@@ -483,7 +485,7 @@ print("urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#</pdfaSchema:namespac
 			}
 			re := func(tag string) string {
 				// The header's amount: the last element of that name.
-				all := regexp.MustCompile("<ram:" + tag + `[^>]*>([^<]+)<`).FindAllStringSubmatch(string(embedded), -1)
+				all := regexp.MustCompile("<ram:"+tag+`[^>]*>([^<]+)<`).FindAllStringSubmatch(string(embedded), -1)
 				if all == nil {
 					t.Fatalf("no %s in the XML", tag)
 				}
