@@ -72,6 +72,9 @@ type Encryption struct {
 	Permissions uint32
 }
 
+// EInvoiceRequested reports whether the request chose an e-invoice profile.
+func (o PDFOptions) EInvoiceRequested() bool { return o.einvoice != nil && !o.einvoice.off }
+
 // Encrypted reports whether the options encrypt the document.
 func (o PDFOptions) Encrypted() bool { return o.encrypt != nil }
 
