@@ -123,6 +123,37 @@ func TestEInvoiceThroughAPI(t *testing.T) {
 		s.wantError(p, 400, "ERR_EINVOICE_001")
 	})
 
+	t.Run("batch: one Factur-X per document, a wrong one fails alone", func(t *testing.T) {
+		bad := map[string]any{}
+		for k, v := range vars {
+			bad[k] = v
+		}
+		bad["customer"] = map[string]any{"name": "Beispiel AG", "country": "DE", "vatId": "987654321"}
+		b := s.must(200, "POST", "/api/v1/documents/generate/batch", key, map[string]any{"templateId": id, "format": "pdf",
+			"einvoice": map[string]any{"profile": "factur-x-basic"},
+			"documents": []any{map[string]any{"variables": vars}, map[string]any{"variables": bad}}})
+		done := s.waitBatch(key, b.str("batchId"))
+		docs, ids := batchDocs(t, done)
+		if len(ids) != 2 || docs[ids[0]]["status"] != "completed" || docs[ids[1]]["status"] != "failed" {
+			t.Fatalf("batch: %s", done.raw)
+		}
+		failed := s.must(200, "GET", "/api/v1/documents/jobs/"+ids[1], key, nil)
+		if failed.str("errorCode") != "ERR_EINVOICE_001" || !strings.Contains(failed.str("error"), "BR-CO-09") {
+			t.Errorf("failed document: %s", failed.raw)
+		}
+		j := s.must(200, "GET", "/api/v1/documents/jobs/"+ids[0], key, nil)
+		_, _, pdf := s.download(j.str("downloadUrl"))
+		path := filepath.Join(t.TempDir(), "doc.pdf")
+		os.WriteFile(path, pdf, 0o600)
+		out := filepath.Join(t.TempDir(), "factur-x.xml")
+		if b, err := exec.Command("pdfdetach", "-save", "1", "-o", out, path).CombinedOutput(); err != nil {
+			t.Fatalf("pdfdetach: %v %s", err, b)
+		}
+		if x, _ := os.ReadFile(out); !strings.Contains(string(x), "urn:factur-x.eu:1p0:basic") {
+			t.Errorf("the batch's document is not Factur-X BASIC:\n%s", x)
+		}
+	})
+
 	t.Run("options Factur-X cannot take", func(t *testing.T) {
 		for _, c := range []struct {
 			body  map[string]any
