@@ -130,7 +130,7 @@ func TestEInvoiceThroughAPI(t *testing.T) {
 		}
 		bad["customer"] = map[string]any{"name": "Beispiel AG", "country": "DE", "vatId": "987654321"}
 		b := s.must(200, "POST", "/api/v1/documents/generate/batch", key, map[string]any{"templateId": id, "format": "pdf",
-			"einvoice": map[string]any{"profile": "factur-x-basic"},
+			"einvoice":  map[string]any{"profile": "factur-x-basic"},
 			"documents": []any{map[string]any{"variables": vars}, map[string]any{"variables": bad}}})
 		done := s.waitBatch(key, b.str("batchId"))
 		docs, ids := batchDocs(t, done)
