@@ -871,6 +871,9 @@ func (e *EInvoiceError) Error() string {
 	if len(e.Violations) > 1 {
 		msg += fmt.Sprintf(" (and %d more)", len(e.Violations)-1)
 	}
+	if e.Profile == "" {
+		return "e-invoice: " + msg
+	}
 	return "the " + e.Profile + " e-invoice breaks its rules: " + msg
 }
 
