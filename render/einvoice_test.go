@@ -173,6 +173,20 @@ var wrongInvoices = []struct {
 	}},
 }
 
+// wrongXRechnungs break one BR-DE rule each (KoSIT's XRechnung Schematron).
+var wrongXRechnungs = []struct {
+	name, rule string
+	vars       map[string]any
+	company    map[string]any
+}{
+	{"no-leitweg-id", "BR-DE-15", map[string]any{"buyerReference": ""}, nil},
+	{"no-seller-phone", "BR-DE-6", nil, map[string]any{"phone": ""}},
+	{"no-seller-postcode", "BR-DE-4", nil, map[string]any{"postcode": ""}},
+	{"no-seller-city", "BR-DE-3", nil, map[string]any{"city": ""}},
+	{"no-payment", "BR-DE-1", nil, map[string]any{"iban": "", "bic": ""}},
+	{"no-buyer-postcode", "BR-DE-9", map[string]any{"customer": map[string]any{"name": "Beispiel AG", "street": "Marktplatz 7", "city": "München", "country": "DE"}}, nil},
+}
+
 // buildUnchecked computes the example's invoice for input in profile and
 // returns its XML and Folio's violations, without refusing it.
 func buildUnchecked(tb testing.TB, tpl *Template, input map[string]any, profile string) ([]byte, []Violation) {
@@ -199,7 +213,7 @@ func TestEInvoiceOfficialValidation(t *testing.T) {
 	needEInvoiceTools(t)
 	ex, _ := LoadExample(t, "einvoice")
 	tpl := MustCompile(t, ex.Definition)
-	dirs := map[string]string{"cii": t.TempDir(), "ubl": t.TempDir()}
+	dirs := map[string]string{"cii": t.TempDir(), "ubl": t.TempDir(), "xrechnung": t.TempDir()}
 	var ciiFiles, ublInvoices, ublCredits []string
 	cases := einvoiceCases(t)
 	for name, input := range cases {
@@ -220,6 +234,12 @@ func TestEInvoiceOfficialValidation(t *testing.T) {
 			path := filepath.Join(dirs[syntax], "good_"+name+"_"+profile+".xml")
 			if err := os.WriteFile(path, x, 0o600); err != nil {
 				t.Fatal(err)
+			}
+			if profile == ProfileXRechnungCII {
+				// The KoSIT XRechnung rules check it too.
+				if err := os.WriteFile(filepath.Join(dirs["xrechnung"], filepath.Base(path)), x, 0o600); err != nil {
+					t.Fatal(err)
+				}
 			}
 			switch {
 			case syntax == "cii":
@@ -255,6 +275,32 @@ func TestEInvoiceOfficialValidation(t *testing.T) {
 			folio[syntax+"/"+file] = vs
 		}
 	}
+	// The wrong XRechnung invoices (BR-DE rules), checked by the KoSIT rules.
+	for _, w := range wrongXRechnungs {
+		raw, _ := json.Marshal(cases["domestic"])
+		var m map[string]any
+		_ = json.Unmarshal(raw, &m)
+		def := ex.Definition
+		if c := w.company; c != nil {
+			company := map[string]any{}
+			for k, v := range ex.Definition.Constants["company"].(map[string]any) {
+				company[k] = v
+			}
+			for k, v := range c {
+				company[k] = v
+			}
+			def = withConstant(t, def, "company", company)
+		}
+		for k, v := range w.vars {
+			m[k] = v
+		}
+		x, vs := buildUnchecked(t, MustCompile(t, def), m, ProfileXRechnungCII)
+		file := "bad_" + w.name + ".xml"
+		if err := os.WriteFile(filepath.Join(dirs["xrechnung"], file), x, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		folio["xrechnung/"+file] = vs
+	}
 	xmlSchemaCheck(t, filepath.Join("testdata", "einvoice", "cii", "xsd", "CrossIndustryInvoice_100pD16B.xsd"), ciiFiles...)
 	xmlSchemaCheck(t, filepath.Join("testdata", "einvoice", "ubl", "xsd", "maindoc", "UBL-Invoice-2.1.xsd"), ublInvoices...)
 	xmlSchemaCheck(t, filepath.Join("testdata", "einvoice", "ubl", "xsd", "maindoc", "UBL-CreditNote-2.1.xsd"), ublCredits...)
@@ -265,11 +311,14 @@ func TestEInvoiceOfficialValidation(t *testing.T) {
 	// side by side; failures are reported once both end.
 	errs := map[string]string{}
 	outs := map[string]string{"cii": t.TempDir(), "ubl": t.TempDir()}
-	for syntax, xslt := range map[string]string{"cii": "cii/EN16931-CII-validation.xslt", "ubl": "ubl/EN16931-UBL-validation.xslt"} {
+	outs["xrechnung"] = t.TempDir()
+	xrXSLT := compileSchematron(t, filepath.Join("testdata", "einvoice", "xrechnung", "cii", "XRechnung-CII-validation.sch"))
+	for syntax, xslt := range map[string]string{"cii": filepath.Join("testdata", "einvoice", "cii", "EN16931-CII-validation.xslt"),
+		"ubl": filepath.Join("testdata", "einvoice", "ubl", "EN16931-UBL-validation.xslt"), "xrechnung": xrXSLT} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd := exec.Command("java", "-cp", saxonJar, "net.sf.saxon.Transform", "-s:"+dirs[syntax], "-xsl:"+filepath.Join("testdata", "einvoice", xslt), "-o:"+outs[syntax])
+			cmd := exec.Command("java", "-cp", saxonJar, "net.sf.saxon.Transform", "-s:"+dirs[syntax], "-xsl:"+xslt, "-o:"+outs[syntax])
 			b, err := cmd.CombinedOutput()
 			if err != nil {
 				mu.Lock()
@@ -304,7 +353,12 @@ func TestEInvoiceOfficialValidation(t *testing.T) {
 			}
 			var rule string
 			for _, w := range wrongInvoices {
-				if "bad_"+w.name+".xml" == f {
+				if "bad_"+w.name+".xml" == f && syntax != "xrechnung" {
+					rule = w.rule
+				}
+			}
+			for _, w := range wrongXRechnungs {
+				if "bad_"+w.name+".xml" == f && syntax == "xrechnung" {
 					rule = w.rule
 				}
 			}
@@ -327,7 +381,7 @@ func TestEInvoiceOfficialValidation(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	t.Logf("%d CII and %d UBL files checked by XSD and Schematron", len(reports["cii"]), len(reports["ubl"]))
+	t.Logf("%d CII and %d UBL files checked by XSD and Schematron, %d by the XRechnung rules", len(reports["cii"]), len(reports["ubl"]), len(reports["xrechnung"]))
 }
 
 // withConstant returns def with constant name set to v.
@@ -554,4 +608,115 @@ func TestEInvoiceArithmetic(t *testing.T) {
 	if tot := ns["totals"].(map[string]any); tot["taxInclusive"] != 2101.03 || tot["tax"] != 197.92 {
 		t.Errorf("namespace totals %v", tot)
 	}
+}
+
+// compileSchematron turns a Schematron schema (XSLT 2 query binding) into
+// an XSLT 2.0 stylesheet writing an SVRL report of the failed assertions,
+// for the KoSIT XRechnung rules, which are published as .sch only. It
+// covers what those files use: ns, let (global and per rule), pattern,
+// rule (the first rule of a pattern whose context matches a node fires),
+// assert with id and flag, include of a pattern, and xsl:function.
+func compileSchematron(tb testing.TB, path string) string {
+	tb.Helper()
+	type node struct {
+		XMLName xml.Name
+		Attrs   []xml.Attr `xml:",any,attr"`
+		Nodes   []node     `xml:",any"`
+		Text    string     `xml:",chardata"`
+	}
+	read := func(p string) node {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var n node
+		if err := xml.Unmarshal(raw, &n); err != nil {
+			tb.Fatal(err)
+		}
+		return n
+	}
+	attr := func(n node, name string) string {
+		for _, a := range n.Attrs {
+			if a.Name.Local == name && a.Name.Space == "" {
+				return a.Value
+			}
+		}
+		return ""
+	}
+	raw, _ := os.ReadFile(path)
+	root := read(path)
+	var b strings.Builder
+	b.WriteString(`<xsl:stylesheet version="2.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:svrl="http://purl.oclc.org/dsdl/svrl" xmlns:u="utils"`)
+	var patterns []node
+	var globals, functions strings.Builder
+	var walk func(n node, dir string)
+	walk = func(n node, dir string) {
+		for _, c := range n.Nodes {
+			switch c.XMLName.Local {
+			case "ns":
+				fmt.Fprintf(&b, ` xmlns:%s="%s"`, attr(c, "prefix"), xmlText(attr(c, "uri")))
+			case "let":
+				fmt.Fprintf(&globals, "<xsl:variable name=\"%s\" select=\"%s\"/>\n", attr(c, "name"), xmlText(attr(c, "value")))
+			case "include":
+				p := filepath.Join(dir, attr(c, "href"))
+				inc := read(p)
+				if inc.XMLName.Local == "pattern" {
+					walk(inc, filepath.Dir(p)) // its lets are global
+					patterns = append(patterns, inc)
+				}
+			case "pattern":
+				walk(node{Nodes: func() (lets []node) {
+					for _, l := range c.Nodes {
+						if l.XMLName.Local == "let" {
+							lets = append(lets, l)
+						}
+					}
+					return
+				}()}, dir)
+				patterns = append(patterns, c)
+			}
+		}
+	}
+	walk(root, filepath.Dir(path))
+	for _, m := range regexp.MustCompile(`(?s)<xsl:function.*?</xsl:function>`).FindAll(raw, -1) {
+		functions.Write(m)
+		functions.WriteString("\n")
+	}
+	b.WriteString(">\n")
+	b.WriteString(functions.String())
+	b.WriteString(globals.String())
+	b.WriteString("<xsl:template match=\"/\"><svrl:schematron-output>\n")
+	for i := range patterns {
+		fmt.Fprintf(&b, "<xsl:apply-templates select=\"/\" mode=\"M%d\"/>\n", i)
+	}
+	b.WriteString("</svrl:schematron-output></xsl:template>\n")
+	for i, p := range patterns {
+		j := 0
+		for _, r := range p.Nodes {
+			if r.XMLName.Local != "rule" {
+				continue
+			}
+			ctx := xmlText(attr(r, "context"))
+			fmt.Fprintf(&b, "<xsl:template match=\"%s\" mode=\"M%d\" priority=\"%d\">\n<svrl:fired-rule context=\"%s\"/>\n", ctx, i, 1000-j, ctx)
+			j++
+			for _, a := range r.Nodes {
+				switch a.XMLName.Local {
+				case "let":
+					fmt.Fprintf(&b, "<xsl:variable name=\"%s\" select=\"%s\"/>\n", attr(a, "name"), xmlText(attr(a, "value")))
+				case "assert":
+					fmt.Fprintf(&b, "<xsl:if test=\"not(%s)\"><svrl:failed-assert id=\"%s\" flag=\"%s\" location=\"{path()}\"><svrl:text>%s</svrl:text></svrl:failed-assert></xsl:if>\n",
+						xmlText(attr(a, "test")), attr(a, "id"), attr(a, "flag"), xmlText(strings.Join(strings.Fields(a.Text), " ")))
+				}
+			}
+			fmt.Fprintf(&b, "<xsl:apply-templates select=\"@*|node()\" mode=\"M%d\"/>\n</xsl:template>\n", i)
+		}
+		fmt.Fprintf(&b, "<xsl:template match=\"text()\" mode=\"M%d\" priority=\"-1\"/>\n", i)
+		fmt.Fprintf(&b, "<xsl:template match=\"@*|node()\" mode=\"M%d\" priority=\"-2\"><xsl:apply-templates select=\"@*|node()\" mode=\"M%d\"/></xsl:template>\n", i, i)
+	}
+	b.WriteString("</xsl:stylesheet>\n")
+	out := filepath.Join(tb.TempDir(), "xrechnung.xslt")
+	if err := os.WriteFile(out, []byte(b.String()), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return out
 }
