@@ -720,3 +720,41 @@ func compileSchematron(tb testing.TB, path string) string {
 	}
 	return out
 }
+
+// TestEInvoiceSchemaErrors: a mapping's mistakes are reported when the
+// template is saved, at their paths.
+func TestEInvoiceSchemaErrors(t *testing.T) {
+	ex, _ := LoadExample(t, "einvoice")
+	var schema map[string]any
+	_ = json.Unmarshal(ex.Schema, &schema)
+	e := schema["einvoice"].(map[string]any)
+	e["profile"] = "zugferd"
+	e["lines"].(map[string]any)["quantity"] = "item.quantity +"
+	e["vatExemptionReasons"] = map[string]any{"K": "'intra-community'"}
+	schema["pdfa"] = "2b"
+	raw, _ := json.Marshal(schema)
+	def := ex.Definition
+	def.Schema = raw
+	_, err := MustEngine(t).Compile(def)
+	var se *SchemaError
+	if !errors.As(err, &se) {
+		t.Fatalf("compile: %v", err)
+	}
+	got := map[string]bool{}
+	for _, is := range se.Issues {
+		got[is.Path] = true
+	}
+	for _, want := range []string{"schema.einvoice.profile", "schema.einvoice.lines.quantity", "schema.einvoice.vatExemptionReasons.K"} {
+		if !got[want] {
+			t.Errorf("no issue at %s: %v", want, se.Issues)
+		}
+	}
+	e["profile"] = "factur-x-basic"
+	e["lines"].(map[string]any)["quantity"] = "item.quantity"
+	delete(e, "vatExemptionReasons")
+	raw, _ = json.Marshal(schema)
+	def.Schema = raw
+	if _, err := MustEngine(t).Compile(def); err == nil || !strings.Contains(err.Error(), "schema.pdfa") {
+		t.Errorf("Factur-X with pdfa 2b: %v", err)
+	}
+}
