@@ -951,3 +951,19 @@ func (t *Template) writeEInvoiceXML(ctx context.Context, w io.Writer, in docInfo
 	n, err := w.Write(x.xml)
 	return Stats{Bytes: int64(n)}, err
 }
+
+// checkEInvoiceName refuses a variable, constant or calculated variable
+// named "einvoice" in a template with a mapping: that name holds the
+// computed invoice.
+func (c *compiler) checkEInvoiceName(def Definition) {
+	taken := false
+	for _, v := range def.Variables {
+		taken = taken || v.Name == EInvoiceNamespace
+	}
+	for _, cv := range def.CalculatedVariables {
+		taken = taken || cv.Name == EInvoiceNamespace
+	}
+	if _, ok := def.Constants[EInvoiceNamespace]; ok || taken {
+		c.add("schema.einvoice", "the name %q holds the computed invoice in a template with an e-invoice mapping: rename the variable or constant of that name", EInvoiceNamespace)
+	}
+}

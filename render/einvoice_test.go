@@ -749,6 +749,11 @@ func TestEInvoiceSchemaErrors(t *testing.T) {
 			t.Errorf("no issue at %s: %v", want, se.Issues)
 		}
 	}
+	named := ex.Definition
+	named.Constants = map[string]any{"einvoice": 1, "company": ex.Definition.Constants["company"]}
+	if _, err := MustEngine(t).Compile(named); err == nil || !strings.Contains(err.Error(), "computed invoice") {
+		t.Errorf("a constant named einvoice: %v", err)
+	}
 	e["profile"] = "factur-x-basic"
 	e["lines"].(map[string]any)["quantity"] = "item.quantity"
 	delete(e, "vatExemptionReasons")

@@ -86,6 +86,9 @@ func (e *Engine) Compile(def Definition) (t *Template, err error) {
 		c.add("schema", "has %d components, maximum %d", c.components, limits.Components)
 	}
 	vars, consts, calcs := c.parseVariables(def)
+	if doc.einvoice != nil {
+		c.checkEInvoiceName(def)
+	}
 	if doc.missingGlyphs == missingError {
 		for _, m := range c.missing {
 			c.add(m.Path, "%s", m.Message)
