@@ -184,10 +184,13 @@ func (s *DocumentService) generationTarget(ctx context.Context, ref, format stri
 	if err != nil {
 		return nil, nil, err
 	}
-	if format != string(render.PDF) && format != string(render.XLSX) {
-		return nil, nil, ErrInvalid("format", "format must be pdf or xlsx")
+	if format != string(render.PDF) && format != string(render.XLSX) && format != string(render.XML) {
+		return nil, nil, ErrInvalid("format", "format must be pdf, xlsx or xml (xml: the e-invoice alone)")
 	}
-	if !slices.Contains(t.OutputFormats, format) {
+	// xml is the e-invoice of a PDF template: the same values as its PDF
+	// (pdfOptions checks that an e-invoice profile is in force).
+	allowed := slices.Contains(t.OutputFormats, format) || format == string(render.XML) && slices.Contains(t.OutputFormats, string(render.PDF))
+	if !allowed {
 		return nil, nil, Errorf(ECodeFormatUnsupported, "template %s does not produce %s (outputFormats: %s)", t.ID, format, strings.Join(t.OutputFormats, ", ")).
 			WithInfo("field", "format", "outputFormats", t.OutputFormats)
 	}

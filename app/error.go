@@ -107,6 +107,9 @@ const (
 	ECodeBatchDocTooLarge     = "ERR_LIMIT_015"
 	ECodeQuotaExceeded        = "ERR_QUOTA_008"
 	ECodeNoCredits            = "ERR_QUOTA_011"
+	// ECodeEInvoice: the e-invoice breaks an EN 16931 (or XRechnung) rule
+	// (400; relatedInfo names the rule, the mapping's field and expression).
+	ECodeEInvoice = "ERR_EINVOICE_001"
 )
 
 // ErrRequired reports a missing required request field (ERR_VALID_005).

@@ -37,7 +37,33 @@ func pdfOptions(r render.PDFRequest, format string, ct *render.Template) (render
 	if err != nil {
 		return o, optionError(err)
 	}
-	return o, nil
+	return o, checkEInvoiceFormat(o, format, ct)
+}
+
+// checkEInvoiceFormat refuses an e-invoice the format cannot deliver:
+// format xml needs a profile; a request for an XRechnung or UBL invoice
+// is answered in xml (a template whose own profile is one of them still
+// renders its PDF, checked against the profile's rules).
+func checkEInvoiceFormat(o render.PDFOptions, format string, ct *render.Template) error {
+	profile := ct.EInvoiceProfile(o)
+	switch {
+	case format == string(render.XML) && profile == "":
+		return ErrInvalid("format", "format xml is the e-invoice alone: the template's schema or the request's einvoice must choose a profile (%s)",
+			strings.Join([]string{render.ProfileFacturXEN16931, render.ProfileFacturXBasic, render.ProfileXRechnungCII, render.ProfileUBL}, ", "))
+	case format == string(render.PDF) && o.EInvoiceRequested() && render.ProfileDeliversXML(profile):
+		return ErrInvalid("einvoice.profile", "the %s e-invoice is an XML document: send \"format\": \"xml\" (a Factur-X profile embeds the XML in the PDF)", profile)
+	case format == string(render.XLSX) && o.EInvoiceRequested():
+		return ErrInvalid("einvoice", "an e-invoice is a PDF (Factur-X) or XML document, not xlsx")
+	}
+	return nil
+}
+
+// eInvoiceError turns the rules an e-invoice breaks into ERR_EINVOICE_001,
+// naming the first rule and the mapping's field and expression.
+func eInvoiceError(e *render.EInvoiceError) *Error {
+	v := e.Violations[0]
+	return (&Error{Code: ECodeEInvoice, Message: e.Error()}).WithInfo("rule", v.Rule, "field", v.Field, "expression", v.Expression,
+		"term", v.Term, "profile", e.Profile, "violations", e.Violations)
 }
 
 // optionError turns a *render.SchemaError about request options into ERR_VALID_003.

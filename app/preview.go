@@ -496,7 +496,7 @@ func (s *DocumentService) renderTimeout(format string) time.Duration {
 	if format == string(render.XLSX) {
 		return s.limits().XLSXTimeout
 	}
-	return s.limits().PDFTimeout
+	return s.limits().PDFTimeout // pdf, and xml (an e-invoice alone: no layout)
 }
 
 // dryRunLimits lists the limits of a format and plan; batchSize is the

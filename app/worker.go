@@ -527,7 +527,10 @@ func renderError(err error, timeout time.Duration) *Error {
 	var le *render.LimitError
 	var ee *render.ExpressionError
 	var ae *Error
+	var ie *render.EInvoiceError
 	switch {
+	case errors.As(err, &ie):
+		return eInvoiceError(ie)
 	case errors.As(err, &le):
 		return (&Error{Code: le.Code, Message: le.Error()}).WithInfo("limit", le.Limit, "actual", le.Actual, "max", le.Max)
 	case errors.As(err, &ee):

@@ -348,3 +348,40 @@ func BenchmarkRenderInvoicePDFBusiness(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRenderEInvoice renders the example e-invoice (3 lines, one
+// allowance) without an e-invoice, as Factur-X (PDF/A-3 with the XML
+// inside), and as XRechnung and UBL XML alone: the cost of computing,
+// checking and writing the e-invoice per document.
+func BenchmarkRenderEInvoice(b *testing.B) {
+	ex, input := LoadExample(b, "einvoice")
+	tpl := MustCompile(b, ex.Definition)
+	for _, bc := range []struct {
+		name   string
+		format Format
+		req    string
+	}{
+		{"pdf-without-einvoice", PDF, `{"einvoice":false}`},
+		{"pdf-pdfa-3b-without-einvoice", PDF, `{"einvoice":false,"pdfa":"3b"}`},
+		{"factur-x-en16931", PDF, `{}`},
+		{"xrechnung-cii-xml", XML, `{"einvoice":{"profile":"xrechnung-cii"}}`},
+		{"ubl-xml", XML, `{"einvoice":{"profile":"ubl"}}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			o := mustPDFOptions(b, bc.req)
+			b.ReportAllocs()
+			var buf bytes.Buffer
+			for b.Loop() {
+				values, err := tpl.Values(input)
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf.Reset()
+				if _, err := tpl.Render(context.Background(), &buf, bc.format, values, Options{PDF: o}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(buf.Len()), "bytes/doc")
+		})
+	}
+}

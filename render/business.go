@@ -36,6 +36,9 @@ type PDFRequest struct {
 	// creationDate, modificationDate} over the schema's "metadata" (a
 	// request's "metadata" is the job's own, SPEC.md).
 	DocumentMetadata json.RawMessage `json:"documentMetadata,omitempty"`
+	// EInvoice is {profile} (factur-x-en16931, factur-x-basic,
+	// xrechnung-cii, ubl) over the schema's einvoice.profile, or false.
+	EInvoice json.RawMessage `json:"einvoice,omitempty"`
 }
 
 // Stored is the request without its secrets: what a job may record.
@@ -46,7 +49,7 @@ func (r PDFRequest) Stored() PDFRequest {
 
 // Empty reports whether the request sets no option.
 func (r PDFRequest) Empty() bool {
-	return len(r.PDFA) == 0 && len(r.Watermark) == 0 && len(r.Encrypt) == 0 && len(r.DocumentMetadata) == 0
+	return len(r.PDFA) == 0 && len(r.Watermark) == 0 && len(r.Encrypt) == 0 && len(r.DocumentMetadata) == 0 && len(r.EInvoice) == 0
 }
 
 // PDFOptions are checked business PDF options (ParsePDFOptions) plus what
@@ -56,6 +59,7 @@ type PDFOptions struct {
 	watermark *watermark // nil: the schema's
 	metadata  *requestMetadata
 	encrypt   *Encryption
+	einvoice  *einvoiceRequest // nil: the schema's profile
 	// Draft stamps "DRAFT" on every page unless the template or the
 	// request sets a watermark (previews).
 	Draft bool
@@ -67,6 +71,9 @@ type Encryption struct {
 	// Permissions are fpdf permission bits (print, copy, modify).
 	Permissions uint32
 }
+
+// EInvoiceRequested reports whether the request chose an e-invoice profile.
+func (o PDFOptions) EInvoiceRequested() bool { return o.einvoice != nil && !o.einvoice.off }
 
 // Encrypted reports whether the options encrypt the document.
 func (o PDFOptions) Encrypted() bool { return o.encrypt != nil }
@@ -117,6 +124,7 @@ type business struct {
 	watermark *watermark
 	encrypt   *Encryption
 	modified  time.Time
+	einvoice  einvoiceRun // the e-invoice profile in force and, once built, its XML
 }
 
 // parseBusiness reads the schema's pdfa and watermark; encrypt is
@@ -185,6 +193,9 @@ func ParsePDFOptions(r PDFRequest) (PDFOptions, error) {
 	}
 	if isNull(r.DocumentMetadata) {
 		o.metadata = c.parseRequestMetadata("documentMetadata", r.DocumentMetadata)
+	}
+	if isNull(r.EInvoice) {
+		o.einvoice = c.parseEInvoiceRequest("einvoice", r.EInvoice)
 	}
 	if o.encrypt != nil && o.pdfa != nil && o.pdfa.part != 0 {
 		c.add("encrypt", "cannot be combined with pdfa: PDF/A forbids encryption")
@@ -315,7 +326,7 @@ func (t *Template) CheckPDFOptions(o PDFOptions) error {
 	if o.encrypt != nil && pdfa.part != 0 {
 		return &SchemaError{Issues: []Issue{{Path: "encrypt", Message: fmt.Sprintf("cannot be combined with PDF/A (the template asks for pdfa %q; send \"pdfa\": \"none\" to drop it): PDF/A forbids encryption", pdfa)}}}
 	}
-	return nil
+	return t.checkEInvoiceOptions(o)
 }
 
 // resolveBusiness puts the request's options over the schema's, into in.
@@ -336,6 +347,10 @@ func (t *Template) resolveBusiness(in *docInfo, o PDFOptions) error {
 		b.watermark = draftWatermark
 	}
 	b.encrypt = o.encrypt
+	b.einvoice = einvoiceRun{profile: t.EInvoiceProfile(o)}
+	if facturX(b.einvoice.profile) && b.pdfa.part != 3 {
+		b.pdfa = pdfaLevel{3, 'B'} // Factur-X is a PDF/A-3 with the XML inside
+	}
 	if m := o.metadata; m != nil {
 		for _, f := range []struct {
 			src *string
@@ -366,6 +381,10 @@ func (p *pdfWriter) applyBusiness(in docInfo) error {
 	// template and values give the same bytes.
 	if b.pdfa.part != 0 {
 		p.f.SetPDFA(icc.SRGB, "sRGB IEC61966-2.1")
+	}
+	if x := b.einvoice; facturX(x.profile) && len(x.xml) > 0 {
+		p.f.SetAssociatedFile(fpdf.AssociatedFile{Name: facturXName, MIME: "text/xml", Relationship: "Data",
+			Description: "Factur-X invoice", Content: x.xml, Modified: b.modified})
 	}
 	if e := b.encrypt; e != nil {
 		if err := p.f.SetEncryptionAES256(e.UserPassword, e.OwnerPassword, e.Permissions|fpdf.PermAccessibility, rand.Reader); err != nil {
@@ -412,7 +431,9 @@ func xmpPacket(in docInfo) []byte {
 	created, modified := in.created.Truncate(time.Second), in.biz.modified.Truncate(time.Second)
 	fmt.Fprintf(&b, "<xmp:CreateDate>%s</xmp:CreateDate>\n<xmp:ModifyDate>%s</xmp:ModifyDate>\n<xmp:MetadataDate>%s</xmp:MetadataDate>\n",
 		created.Format(layout), modified.Format(layout), modified.Format(layout))
-	b.WriteString("</rdf:Description>\n</rdf:RDF>\n</x:xmpmeta>\n")
+	b.WriteString("</rdf:Description>\n")
+	writeFacturXXMP(&b, in.biz.einvoice)
+	b.WriteString("</rdf:RDF>\n</x:xmpmeta>\n")
 	// No padding for in-place edits: every PDF carries the packet, and
 	// Folio never edits one in place.
 	b.WriteString(`<?xpacket end="r"?>`)

@@ -16,6 +16,7 @@ type document struct {
 	sections    []*section
 	metadata    *docMetadata    // "metadata": document properties; nil when absent
 	business    businessOptions // "pdfa", "watermark" (business.go)
+	einvoice    *einvoiceSpec   // "einvoice": the EN 16931 mapping (einvoice.go)
 	fontFamily  string          // "fontFamily": the default family; "" the engine's
 	// missingGlyphs is "warn" or "error": what a character no font draws is.
 	missingGlyphs string
@@ -232,6 +233,10 @@ func (c *compiler) parseSchema(raw json.RawMessage) *document {
 	doc.metadata = c.parseMetadata(o)
 	c.parsePalette(o)
 	doc.business = c.parseBusiness(o)
+	doc.einvoice = c.parseEInvoice(o)
+	if e := doc.einvoice; e != nil && facturX(e.profile) && doc.business.pdfa.part == 2 {
+		c.add("schema.pdfa", "is %q, and the %s e-invoice needs PDF/A-3: leave pdfa out (Folio writes 3b) or use \"3b\" or \"3u\"", doc.business.pdfa, e.profile)
+	}
 	doc.missingGlyphs = c.oneOf(o, "schema", "missingGlyphs", missingWarn, missingWarn, missingError)
 	if fam, ok := c.str(o, "schema", "fontFamily"); ok {
 		c.family = c.checkFamily("schema.fontFamily", fam)

@@ -86,13 +86,20 @@ func (e *Engine) Compile(def Definition) (t *Template, err error) {
 		c.add("schema", "has %d components, maximum %d", c.components, limits.Components)
 	}
 	vars, consts, calcs := c.parseVariables(def)
+	if doc.einvoice != nil {
+		c.checkEInvoiceName(def)
+	}
 	if doc.missingGlyphs == missingError {
 		for _, m := range c.missing {
 			c.add(m.Path, "%s", m.Message)
 		}
 		c.missing = nil
 	}
-	warnings := append(c.unknownKeys(), undeclaredNames(doc.sections, def)...)
+	var implicit []string
+	if doc.einvoice != nil {
+		implicit = append(implicit, EInvoiceNamespace) // the computed invoice (einvoice.go)
+	}
+	warnings := append(c.unknownKeys(), undeclaredNames(doc.sections, def, implicit...)...)
 	warnings = append(warnings, c.translationWarnings()...)
 	warnings = append(warnings, c.missing...)
 	warnings = append(warnings, c.notes...)
@@ -239,7 +246,7 @@ func (t *Template) Render(ctx context.Context, w io.Writer, format Format, value
 	if err := ctx.Err(); err != nil {
 		return Stats{}, err
 	}
-	if format != PDF && format != XLSX {
+	if format != PDF && format != XLSX && format != XML {
 		return Stats{}, fmt.Errorf("render: unsupported format %q", format)
 	}
 	// The timeouts below start once the memory is reserved: waiting for
@@ -247,6 +254,14 @@ func (t *Template) Render(ctx context.Context, w io.Writer, format Format, value
 	info, err := t.info(values, opts, limits)
 	if err != nil {
 		return Stats{}, err
+	}
+	// The e-invoice's amounts are computed once, before layout: the
+	// template draws them from the "einvoice" variable, the XML says them.
+	if values, err = t.prepareEInvoice(values, &info, format, limits); err != nil {
+		return Stats{}, err
+	}
+	if format == XML {
+		return t.writeEInvoiceXML(ctx, w, info)
 	}
 	res, err := t.engine.gate().acquire(ctx, t.reservationFor(format, values, limits), opts.Interactive, opts.MemoryWait)
 	if err != nil {

@@ -53,7 +53,7 @@ func (c *compiler) unknownKeys() []Issue {
 // table's row, "page" and "pages"). A definition that declares nothing
 // relies on request values alone (or is a schema checked on its own): there
 // is nothing to compare with.
-func undeclaredNames(sections []*section, def Definition) []Issue {
+func undeclaredNames(sections []*section, def Definition, implicit ...string) []Issue {
 	if len(def.Variables) == 0 && len(def.Constants) == 0 && len(def.CalculatedVariables) == 0 {
 		return nil
 	}
@@ -75,7 +75,7 @@ func undeclaredNames(sections []*section, def Definition) []Issue {
 		add(cv.Name)
 	}
 	sort.Strings(known)
-	for _, n := range implicitNames {
+	for _, n := range append(implicitNames, implicit...) {
 		declared[n] = true
 	}
 	w := &nameWarnings{known: known, seen: map[string]bool{}}

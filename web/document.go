@@ -69,6 +69,7 @@ func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request) error {
 var contentTypes = map[string]string{
 	"pdf":  "application/pdf",
 	"xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+	"xml":  "application/xml", // an e-invoice alone (XRechnung, UBL, Factur-X's CII)
 }
 
 // attachment is a Content-Disposition naming a download (RFC 6266): an

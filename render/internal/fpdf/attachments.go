@@ -90,9 +90,12 @@ func (f *Fpdf) putAttachments() {
 
 // return /EmbeddedFiles tree name catalog entry.
 func (f Fpdf) getEmbeddedFiles() string {
-	names := make([]string, len(f.attachments))
+	names := make([]string, 0, len(f.attachments)+1)
+	if f.biz.afObj > 0 { // Folio addition: the associated file (business.go)
+		names = append(names, fmt.Sprintf("%s %d 0 R ", f.textstring(f.biz.af.Name), f.biz.afObj))
+	}
 	for i, as := range f.attachments {
-		names[i] = fmt.Sprintf("(Attachement%d) %d 0 R ", i+1, as.objectNumber)
+		names = append(names, fmt.Sprintf("(Attachement%d) %d 0 R ", i+1, as.objectNumber))
 	}
 	nameTree := fmt.Sprintf("<< /Names [\n %s \n] >>", strings.Join(names, "\n"))
 	return nameTree

@@ -17,6 +17,7 @@ import (
 	"hash"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -30,10 +31,76 @@ type businessType struct {
 	xmpObj    int    // object number of the XMP stream, once written
 	intentObj int    // object number of the output intent, once written
 	aesObj    int    // object number of the encryption dictionary
+	af        *AssociatedFile
+	afObj     int // object number of the associated file's file specification
+}
+
+// AssociatedFile is a file embedded in the document and associated with
+// it as a whole (PDF/A-3, ISO 32000-2 14.13): the catalog's /AF and the
+// EmbeddedFiles name tree refer to its file specification.
+type AssociatedFile struct {
+	Name         string // file name (/F and /UF)
+	MIME         string // media type, written as the stream's /Subtype
+	Relationship string // /AFRelationship: Data, Alternative, Source, ...
+	Description  string
+	Content      []byte
+	Modified     time.Time // /Params /ModDate
+}
+
+// SetAssociatedFile embeds a and associates it with the document.
+func (f *Fpdf) SetAssociatedFile(a AssociatedFile) {
+	f.biz.af = &a
+	if f.pdfVersion < pdfVers1_7 {
+		f.pdfVersion = pdfVers1_7
+	}
+}
+
+// putassociatedfile writes the embedded file stream and its file specification.
+func (f *Fpdf) putassociatedfile() {
+	a := f.biz.af
+	if a == nil {
+		return
+	}
+	content := a.Content
+	filter := ""
+	if f.compress {
+		mem := xmem.compress(content)
+		content = append([]byte(nil), mem.bytes()...)
+		mem.release()
+		filter = " /Filter /FlateDecode"
+	}
+	f.newobj()
+	f.outf("<</Type /EmbeddedFile /Subtype /%s%s /Length %d /Params <</ModDate %s /Size %d /CheckSum <%s>>>>>",
+		pdfName(a.MIME), filter, len(content), f.textstring(pdfDate(a.Modified)), len(a.Content), checksum(a.Content))
+	f.putstream(content)
+	f.out("endobj")
+	stream := f.n
+	f.newobj()
+	f.outf("<</Type /Filespec /F %s /UF %s /EF <</F %d 0 R /UF %d 0 R>> /AFRelationship /%s /Desc %s>>",
+		f.textstring(a.Name), f.textstring(utf8toutf16(a.Name)), stream, stream, pdfName(a.Relationship), f.textstring(utf8toutf16(a.Description)))
+	f.out("endobj")
+	f.biz.afObj = f.n
+}
+
+// pdfName escapes s as a PDF name (without the slash): "text/xml" is text#2Fxml.
+func pdfName(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '!' || c > '~' || strings.IndexByte("#/%()<>[]{}", c) >= 0 {
+			b = append(b, fmt.Sprintf("#%02X", c)...)
+			continue
+		}
+		b = append(b, c)
+	}
+	return string(b)
 }
 
 // pdfVers2_0 is written by documents encrypted with AES-256 (revision 6).
 const pdfVers2_0 = pdfVersion(uint16(2)<<8 | uint16(0))
+
+// pdfVers1_7 is written by documents with an associated file (PDF/A-3).
+const pdfVers1_7 = pdfVersion(uint16(1)<<8 | uint16(7))
 
 // SetPDFA makes the document carry what PDF/A requires of the writer: the
 // catalog refers to the XMP packet (SetXmpMetadata) and to an output
@@ -81,6 +148,7 @@ func (f *Fpdf) SetEncryptionAES256(userPassword, ownerPassword string, perms uin
 // putbusiness writes the output intent and the encryption dictionary;
 // called by enddoc before the catalog.
 func (f *Fpdf) putbusiness() {
+	f.putassociatedfile()
 	if f.biz.pdfa && len(f.biz.icc) > 0 {
 		f.newobj()
 		icc := f.biz.icc
@@ -123,6 +191,9 @@ func (f *Fpdf) putbusinesscatalog() {
 	}
 	if f.biz.intentObj > 0 {
 		f.outf("/OutputIntents [%d 0 R]", f.biz.intentObj)
+	}
+	if f.biz.afObj > 0 {
+		f.outf("/AF [%d 0 R]", f.biz.afObj)
 	}
 }
 

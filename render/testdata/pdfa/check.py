@@ -133,6 +133,7 @@ def main(path, part, conformance):
 
     # Every object: streams, fonts, images, graphics states, annotations.
     has_cmyk_ops = False
+    af_specs = []  # file specifications of embedded files (PDF/A-3)
     for obj in pdf.objects:
         if not isinstance(obj, (pikepdf.Dictionary, pikepdf.Stream)):
             continue
@@ -189,6 +190,18 @@ def main(path, part, conformance):
                 fail("6.8-1", "embedded file in PDF/A-2 (checking embedded PDF/A files is not done here)")
             if part == 3 and typ == "/Filespec" and "/AFRelationship" not in d:
                 fail("6.8-3", "file specification without AFRelationship")
+            if part == 3 and typ == "/Filespec" and "/EF" in d:
+                if "/F" not in d or "/UF" not in d:
+                    fail("6.8-2", "file specification of an embedded file without /F and /UF")
+                ef = d.EF.get("/F")
+                if ef is not None:
+                    sd = ef.stream_dict if isinstance(ef, pikepdf.Stream) else ef
+                    if "/Subtype" not in sd:
+                        fail("6.8-4", "embedded file without a MIME type (/Subtype)")
+                    params = sd.get("/Params")
+                    if params is None or "/ModDate" not in params:
+                        fail("6.8-5", "embedded file without /Params /ModDate")
+                af_specs.append(d.objgen)
 
     # Content streams: device colour operators and transparency on pages.
     for i, page in enumerate(pdf.pages, 1):
@@ -216,6 +229,13 @@ def main(path, part, conformance):
                 fail("6.x", f"page {i} has no {box}")
     if has_cmyk_ops:
         fail("6.2.4.3-3", "DeviceCMYK used without a CMYK output intent")
+    # 6.8-6 (PDF/A-3): an embedded file is associated with the document or
+    # a part of it through an /AF array (checked for the catalog's).
+    if af_specs:
+        listed = {o.objgen for o in pdf.Root.get("/AF", [])}
+        for og in af_specs:
+            if og not in listed:
+                fail("6.8-6", f"embedded file specification {og} is not in the catalog's /AF")
     check_metadata(pdf, part, conformance)
 
 
@@ -306,6 +326,24 @@ def check_metadata(pdf, part, conformance):
         fail("6.6.4-1", f"pdfaid:part is {text('.//pdfaid:part')!r}, want {part}")
     if text(".//pdfaid:conformance") != conformance:
         fail("6.6.4-2", f"pdfaid:conformance is {text('.//pdfaid:conformance')!r}, want {conformance}")
+    # 6.6.2.3.2/3: a property of a schema PDF/A does not predefine is
+    # described by a pdfaExtension schema (namespaceURI and property name).
+    predefined = set(NS.values()) | {"http://www.aiim.org/pdfa/ns/extension/", "http://www.aiim.org/pdfa/ns/schema#",
+                                     "http://www.aiim.org/pdfa/ns/property#", "http://ns.adobe.com/xap/1.0/mm/"}
+    described = {}
+    for sch in tree.iter("{http://www.aiim.org/pdfa/ns/schema#}namespaceURI"):
+        parent = [p for p in tree.iter() if sch in list(p)][0]
+        names = {n.text for n in parent.iter("{http://www.aiim.org/pdfa/ns/property#}name")}
+        described[sch.text] = names
+    for desc in tree.iter("{http://www.w3.org/1999/02/22-rdf-syntax-ns#}Description"):
+        for prop in desc:
+            ns, _, local = prop.tag[1:].partition("}")
+            if ns in predefined:
+                continue
+            if ns not in described:
+                fail("6.6.2.3.2-1", f"XMP property {local} of {ns} has no pdfaExtension schema")
+            elif local not in described[ns]:
+                fail("6.6.2.3.3-1", f"XMP property {local} of {ns} is not described in its extension schema")
     # 6.6.2.3.1: Info entries have equal XMP properties.
     info = pdf.trailer.get("/Info", {})
     pairs = {
