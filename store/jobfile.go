@@ -68,13 +68,10 @@ func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r a
 		if events == nil {
 			return nil
 		}
-		built, err := events(&ended, nil, nil)
-		if err != nil {
-			return err
-		}
 		// Only the stored ones (a subscription asks for them) are worth
 		// dispatching: the others would wake the deliverer for nothing.
-		out.Events, err = storeEvents(ctx, tx, built)
+		var err error
+		out.Events, err = buildEvents(ctx, tx, ended.TeamID, func() ([]*app.Event, error) { return events(&ended, nil, nil) })
 		return err
 	})
 	if err != nil {
