@@ -511,3 +511,13 @@ func scanStrings(rows *sql.Rows) ([]string, error) {
 	}
 	return out, rows.Err()
 }
+
+// TrimIdle closes the reader connections no read is using (the idle
+// trim's hook, app/idletrim.go): each keeps its own copy of the schema,
+// its prepared statements and a page cache, memory SQLite allocates
+// outside the Go heap. The next reads open connections again as they need
+// them (the pragmas, and statements prepared on first use).
+func (db *DB) TrimIdle() {
+	db.read.SetMaxIdleConns(0)
+	db.read.SetMaxIdleConns(readConns)
+}
