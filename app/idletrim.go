@@ -28,7 +28,8 @@ type IdleTrim struct {
 	Busy  uint64        // 0: 32 MB
 	Quiet uint64        // 0: 1 MB
 	Hooks []func()
-	// After run after the memory was returned.
+	// After run once the free memory was returned (dropping the
+	// executable's pages from the RSS, DropFilePages).
 	After []func()
 	// Free returns memory to the system (nil: debug.FreeOSMemory).
 	Free   func()
