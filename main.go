@@ -41,6 +41,14 @@ var (
 )
 
 func main() {
+	// No heap profile sampling unless asked for (GODEBUG=memprofilerate=N):
+	// its buckets held 3–4 MB of an idle server's RSS after a load, and
+	// sampling costs every allocation a check (docs/decisions.md, "CPU per
+	// document and memory after a load, issue 24"). /debug/pprof/heap
+	// answers an empty profile then.
+	if !strings.Contains(os.Getenv("GODEBUG"), "memprofilerate") {
+		runtime.MemProfileRate = 0
+	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -407,7 +415,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			app.RunJanitor(jctx, m.Logger, 10*time.Minute, m.sweepers...)
 		}()
 	}
-	m.IdleTrim = &app.IdleTrim{Hooks: []func(){docs.TrimCaches}, Logger: m.Logger}
+	// After a load: the kept batch lists, page compressors and idle SQLite
+	// readers go, then the executable's pages leave the RSS (issue 24).
+	m.IdleTrim = &app.IdleTrim{Hooks: []func(){docs.TrimCaches, render.TrimCaches, m.DB.TrimIdle}, Logger: m.Logger,
+		After: []func(){func() { app.DropFilePages() }}}
 	ictx, stopIdle := context.WithCancel(context.WithoutCancel(ctx))
 	idleDone := make(chan struct{})
 	m.stopIdleTrim = func() { stopIdle(); <-idleDone }

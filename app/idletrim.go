@@ -28,6 +28,9 @@ type IdleTrim struct {
 	Busy  uint64        // 0: 32 MB
 	Quiet uint64        // 0: 1 MB
 	Hooks []func()
+	// After run once the free memory was returned (dropping the
+	// executable's pages from the RSS, DropFilePages).
+	After []func()
 	// Free returns memory to the system (nil: debug.FreeOSMemory).
 	Free   func()
 	Logger *slog.Logger
@@ -84,6 +87,9 @@ func (t *IdleTrim) Trim() {
 		// (FreeOSMemory's) frees it and returns the free pages.
 		runtime.GC()
 		debug.FreeOSMemory()
+	}
+	for _, h := range t.After {
+		h()
 	}
 	t.trims.Add(1)
 	if t.Logger != nil {

@@ -6,8 +6,14 @@ import "testing"
 // of the quiet after it: it trims once the load ends, not during it, not
 // again while idle, and again after the next load.
 func TestIdleTrimAfterLoad(t *testing.T) {
-	hooks, frees := 0, 0
-	tr := &IdleTrim{Busy: 100, Quiet: 10, Hooks: []func(){func() { hooks++ }}, Free: func() { frees++ }}
+	hooks, frees, afters := 0, 0, 0
+	tr := &IdleTrim{Busy: 100, Quiet: 10, Hooks: []func(){func() { hooks++ }}, Free: func() { frees++ },
+		After: []func(){func() {
+			if frees != hooks {
+				t.Error("an After hook ran before the memory was returned")
+			}
+			afters++
+		}}}
 	var total uint64
 	step := func(alloc uint64, want bool) {
 		t.Helper()
@@ -28,8 +34,8 @@ func TestIdleTrimAfterLoad(t *testing.T) {
 	step(1, false)
 	step(80, false) // more: 131 since the trim
 	step(0, true)
-	if hooks != 2 || frees != 2 || tr.Trims() != 2 {
-		t.Fatalf("hooks ran %d times, free %d, trims %d; want 2 each", hooks, frees, tr.Trims())
+	if hooks != 2 || frees != 2 || afters != 2 || tr.Trims() != 2 {
+		t.Fatalf("hooks ran %d times, free %d, after %d, trims %d; want 2 each", hooks, frees, afters, tr.Trims())
 	}
 }
 

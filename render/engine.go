@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"folio/render/internal/fpdf"
 	"folio/render/text"
 )
 
@@ -92,6 +93,12 @@ func (e *Engine) gate() *memoryGate {
 	}
 	return &e.memory
 }
+
+// TrimCaches drops what renders keep for the next ones and can make
+// again: the page compressors (about 600 KB each, up to 8). For an idle
+// server (app.IdleTrim's hook); renders running meanwhile are not
+// disturbed.
+func TrimCaches() { fpdf.DropCompressors() }
 
 // NewEngine checks the fonts and returns an engine that renders with them.
 func NewEngine(fonts Fonts) (*Engine, error) {

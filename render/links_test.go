@@ -238,3 +238,16 @@ func TestMonthlyReportExampleLinksAndOutline(t *testing.T) {
 		t.Errorf("links %+v, want the contents' jumps to pages 1 1 2 3 and the commentary's link", links)
 	}
 }
+
+// TestValidAnchorMatchesPattern checks validAnchor against the regular
+// expression it replaced, on names of every kind.
+func TestValidAnchorMatchesPattern(t *testing.T) {
+	re := regexp.MustCompile(`^[\p{L}\p{N}_.:-]{1,100}$`)
+	names := []string{"", "a", "intro", "Größe", "第一章", "٣", "Ⅻ", "x_y.z:1-2", "a b", "a#b", "a/b", "é\u0301", "\xff", "a\xffb",
+		strings.Repeat("a", 100), strings.Repeat("a", 101), strings.Repeat("ü", 100), strings.Repeat("ü", 101), "½", "😀", "-", "\u00a0"}
+	for _, n := range names {
+		if got, want := validAnchor(n), re.MatchString(n); got != want {
+			t.Errorf("validAnchor(%q) = %v, the pattern says %v", n, got, want)
+		}
+	}
+}

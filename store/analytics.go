@@ -87,32 +87,16 @@ func slotCeil(t time.Time) int64 { return (t.UnixMilli() + 3599999) / 3600000 }
 
 // countJob adds an ended job to the hourly and daily counters, by
 // template and of the whole team, and to the hour totals (inside
-// FinishJob).
+// FinishJob and RecordJob): one insert into the view job_count, whose
+// trigger runs the five upserts (migration 0026).
 func countJob(ctx context.Context, tx *Tx, j *app.Job) error {
 	var dur int64
 	var n int
 	if j.DurationMS != nil {
 		dur, n = *j.DurationMS, 1
 	}
-	// ?1 team, ?2 hour, ?3 template, ?4 status, ?5 format, ?6 duration, ?7 timed
-	const add = ` ON CONFLICT DO UPDATE SET count = count + 1,
-		duration_sum = duration_sum + excluded.duration_sum, duration_count = duration_count + excluded.duration_count`
-	for _, q := range []string{
-		`INSERT INTO job_stats (team_id, slot, template_id, status, format, count, duration_sum, duration_count)
-		VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7)` + add,
-		`INSERT INTO job_stats_daily (team_id, day, template_id, status, format, count, duration_sum, duration_count)
-		VALUES (?1, ?2 / 24, ?3, ?4, ?5, 1, ?6, ?7)` + add,
-		`INSERT INTO job_team_hours (team_id, slot, status, format, count, duration_sum, duration_count)
-		VALUES (?1, ?2, ?4, ?5, 1, ?6, ?7)` + add,
-		`INSERT INTO job_team_days (team_id, day, status, format, count, duration_sum, duration_count)
-		VALUES (?1, ?2 / 24, ?4, ?5, 1, ?6, ?7)` + add,
-	} {
-		if _, err := tx.ExecContext(ctx, q, j.TeamID, slotOf(j.CreatedAt), j.TemplateID, j.Status, j.Format, dur, n); err != nil {
-			return err
-		}
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO job_hours (team_id, slot, count) VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET count = count + 1`,
-		j.TeamID, slotOf(j.CreatedAt))
+	_, err := tx.ExecContext(ctx, `INSERT INTO job_count (team_id, slot, template_id, status, format, duration_sum, duration_count)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, j.TeamID, slotOf(j.CreatedAt), j.TemplateID, j.Status, j.Format, dur, n)
 	return err
 }
 

@@ -300,10 +300,8 @@ func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events 
 		if events == nil {
 			return nil
 		}
-		if out.Events, err = events(j, out.Batch, batchJobs); err != nil {
-			return err
-		}
-		return insertEvents(ctx, tx, out.Events)
+		out.Events, err = buildEvents(ctx, tx, j.TeamID, func() ([]*app.Event, error) { return events(j, out.Batch, batchJobs) })
+		return err
 	})
 	return out, err
 }

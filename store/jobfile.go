@@ -68,13 +68,10 @@ func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r a
 		if events == nil {
 			return nil
 		}
-		built, err := events(&ended, nil, nil)
-		if err != nil {
-			return err
-		}
 		// Only the stored ones (a subscription asks for them) are worth
 		// dispatching: the others would wake the deliverer for nothing.
-		out.Events, err = storeEvents(ctx, tx, built)
+		var err error
+		out.Events, err = buildEvents(ctx, tx, ended.TeamID, func() ([]*app.Event, error) { return events(&ended, nil, nil) })
 		return err
 	})
 	if err != nil {
@@ -87,6 +84,13 @@ func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r a
 // chargeJobs does, with one read, and returns how ("quota" or "credits")
 // for the job's row.
 func chargeOne(ctx context.Context, tx *Tx, c *app.Charge) (string, error) {
+	if c.Quota == app.NoQuota {
+		// Never refused, always the quota's: no read needed (the job's
+		// insert that follows checks that the team exists).
+		_, err := tx.ExecContext(ctx, `INSERT INTO usage (team_id, month, documents, credits_used) VALUES (?, ?, 1, 0)
+			ON CONFLICT (team_id, month) DO UPDATE SET documents = documents + 1`, c.TeamID, c.Month)
+		return "quota", err
+	}
 	var used, credits int64
 	err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT documents FROM usage WHERE team_id = ?1 AND month = ?2), 0), credits
 		FROM teams WHERE id = ?1`, c.TeamID, c.Month).Scan(&used, &credits)

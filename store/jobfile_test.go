@@ -38,6 +38,18 @@ func TestRecordJob(t *testing.T) {
 	if err := db.CheckQuota(ctx, charge, 1); err != nil {
 		t.Fatal(err)
 	}
+	// Events are built only for a team with a subscription.
+	other := mustUser(t, db, "r2@example.com").PersonalTeamID
+	j0 := job("job_0")
+	j0.TeamID = other
+	if out, err := db.RecordJob(ctx, &app.Charge{TeamID: other, Month: charge.Month, Quota: 1}, j0, done, builder); err != nil || !out.Ended || events != 0 {
+		t.Fatalf("record without a subscription: %+v, %v, %d events built", out, err, events)
+	}
+	sub := &app.Subscription{ID: app.NewID("whk"), TeamID: team, URL: "https://93.184.215.14/h", Events: []string{app.EventDocumentGenerated},
+		Enabled: true, Secret: "s", CreatedAt: now, UpdatedAt: now}
+	if err := db.CreateSubscription(ctx, sub); err != nil {
+		t.Fatal(err)
+	}
 	out, err := db.RecordJob(ctx, charge, job("job_a"), done, builder)
 	if err != nil || !out.Ended || out.Job.Status != app.StatusCompleted || out.Job.CompletedAt == nil || events != 1 {
 		t.Fatalf("record completed: %+v, %v, %d events", out, err, events)
@@ -179,4 +191,42 @@ func BenchmarkKeepDocument(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkRecordJob measures the one write of a synchronous generate:
+// RecordJob of a completed job with its charge, counters, an 11 KB
+// document (the example invoice's size) and events (none stored: the team
+// has no subscription), from 8 concurrent workers whose calls the writer
+// groups. allocs/op counts the store's side only.
+//
+//	go test ./store -run '^$' -bench RecordJob -benchmem -benchtime 3000x
+func BenchmarkRecordJob(b *testing.B) {
+	ctx := context.Background()
+	db := mustDB(b)
+	team := mustUser(b, db, "rec@example.com").PersonalTeamID
+	doc := bytes.Repeat([]byte("0123456789abcdef"), 11<<10/16)
+	now := time.Now().UTC()
+	charge := &app.Charge{TeamID: team, Month: app.Month(now), Quota: app.NoQuota}
+	builder := func(j *app.Job, _ *app.Batch, _ []*app.Job) ([]*app.Event, error) {
+		e, err := app.NewEvent(j.TeamID, app.EventDocumentGenerated, now, map[string]any{"jobId": j.ID, "status": j.Status})
+		return []*app.Event{e}, err
+	}
+	var n atomic.Int64
+	b.SetParallelism(4)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			id := fmt.Sprintf("job_%d", n.Add(1))
+			exp := now.Add(time.Hour)
+			j := &app.Job{ID: id, TeamID: team, TemplateID: "tpl_1", Status: app.StatusPending, Format: "pdf", Priority: 1, CreatedAt: now,
+				APIKeyID: "key_1", Variables: []byte(`{"number":"2026-001"}`)}
+			r := app.JobResult{Status: app.StatusCompleted, FilePath: team + "/" + id + ".pdf", FileSize: int64(len(doc)), CompletedAt: now,
+				ExpiresAt: &exp, Output: doc, DurationMS: 3}
+			if _, err := db.RecordJob(ctx, charge, j, r, builder); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

@@ -76,8 +76,13 @@ func open(ctx context.Context, path, upTo string) (*DB, error) {
 			return nil, err
 		}
 	}
-	// The writer checkpoints only a large WAL (checkpoint.go).
-	w, err := sql.Open("sqlite", dsn("&_txlock=immediate&_pragma=wal_autocheckpoint("+strconv.Itoa(writerCheckpointPages)+")"))
+	// The writer checkpoints only a large WAL (checkpoint.go). Its
+	// statement journal stays in memory (temp_store MEMORY): a grouped
+	// transaction runs each call in a savepoint, and a savepoint that
+	// touched more than 64 KB of pages spilled its journal to a temp file
+	// (an open, writes and an unlink per call, on disk in /tmp). Sorts that
+	// outgrow the cache (CREATE INDEX in a migration) still spill to files.
+	w, err := sql.Open("sqlite", dsn("&_txlock=immediate&_pragma=wal_autocheckpoint("+strconv.Itoa(writerCheckpointPages)+")&_pragma=temp_store(MEMORY)"))
 	if err != nil {
 		return nil, err
 	}
@@ -505,4 +510,14 @@ func scanStrings(rows *sql.Rows) ([]string, error) {
 		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// TrimIdle closes the reader connections no read is using (the idle
+// trim's hook, app/idletrim.go): each keeps its own copy of the schema,
+// its prepared statements and a page cache, memory SQLite allocates
+// outside the Go heap. The next reads open connections again as they need
+// them (the pragmas, and statements prepared on first use).
+func (db *DB) TrimIdle() {
+	db.read.SetMaxIdleConns(0)
+	db.read.SetMaxIdleConns(readConns)
 }

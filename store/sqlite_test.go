@@ -395,3 +395,25 @@ func TestStartedWriteIgnoresItsContext(t *testing.T) {
 		t.Fatalf("%d rows (%v), want 1", n, err)
 	}
 }
+
+// TestTrimIdleReaders closes the idle reader connections; reads go on,
+// on connections opened again.
+func TestTrimIdleReaders(t *testing.T) {
+	db := mustDB(t)
+	ctx := context.Background()
+	for range 3 {
+		if err := db.Ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := db.read.Stats().Idle; n == 0 {
+		t.Fatal("no idle reader before the trim")
+	}
+	db.TrimIdle()
+	if n := db.read.Stats().Idle; n != 0 {
+		t.Fatalf("%d idle readers after the trim", n)
+	}
+	if _, err := db.Version(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

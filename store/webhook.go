@@ -116,7 +116,28 @@ func insertEvents(ctx context.Context, tx *Tx, events []*app.Event) error {
 
 // storeEvents is insertEvents, returning the events it stored.
 func storeEvents(ctx context.Context, tx *Tx, events []*app.Event) ([]*app.Event, error) {
-	wanted := map[string]map[string]bool{} // team -> event type -> wanted
+	return storeWanted(ctx, tx, events, map[string]map[string]bool{})
+}
+
+// buildEvents builds the events of a job's end with build and stores those
+// an enabled subscription of teamID asks for, returning them. A team
+// without one (most teams) gets no event built: build marshals a payload
+// and signs a download link, work the writer would throw away.
+func buildEvents(ctx context.Context, tx *Tx, teamID string, build func() ([]*app.Event, error)) ([]*app.Event, error) {
+	types, err := subscribedEvents(ctx, tx, teamID)
+	if err != nil || len(types) == 0 {
+		return nil, err
+	}
+	built, err := build()
+	if err != nil {
+		return nil, err
+	}
+	return storeWanted(ctx, tx, built, map[string]map[string]bool{teamID: types})
+}
+
+// storeWanted is storeEvents with the subscriptions of some teams already
+// read (wanted: team -> event type -> wanted).
+func storeWanted(ctx context.Context, tx *Tx, events []*app.Event, wanted map[string]map[string]bool) ([]*app.Event, error) {
 	var stored []*app.Event
 	for _, e := range events {
 		if wanted[e.TeamID] == nil {
