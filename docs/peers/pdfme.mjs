@@ -13,6 +13,7 @@
 // one document at a time.)
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -83,6 +84,8 @@ async function worker({ seconds, data, sample }) {
   const plugins = { text, table, image, line };
   const one = () => generate({ template: tpl, inputs, plugins, options: { font } });
   const first = await one(); // warm-up
+  // tell the main thread, and start when every worker is warm
+  await new Promise((resolve) => { parentPort.once('message', resolve); parentPort.postMessage({ ready: true }); });
   const lat = [];
   const t0 = performance.now();
   const end = t0 + seconds * 1000;
@@ -106,16 +109,24 @@ if (!isMainThread) {
     process.exit(2);
   }
   const workers = Number(arg('workers', 2));
+  const cpu = () => Number(execFileSync('/usr/bin/python3', [path.join(here, 'cputree.py'), String(process.pid)]).toString());
   const data = JSON.parse(readFileSync(arg('data'), 'utf8'));
-  const results = await Promise.all(Array.from({ length: workers }, (_, i) => new Promise((resolve, reject) => {
+  const ws = [];
+  await Promise.all(Array.from({ length: workers }, (_, i) => new Promise((resolve, reject) => {
     const w = new Worker(fileURLToPath(import.meta.url), { workerData: { seconds: Number(arg('duration', 8)), data, sample: i === 0 } });
-    w.on('message', resolve);
+    ws.push(w);
+    w.once('message', resolve); // warm
     w.on('error', reject);
   })));
+  const cpu0 = cpu(); // every worker warm
+  const done = ws.map((w) => new Promise((resolve) => w.once('message', resolve)));
+  for (const w of ws) w.postMessage('go');
+  const results = await Promise.all(done);
+  const cpuMs = (cpu() - cpu0) * 1000;
   const docs = results.reduce((n, r) => n + r.lat.length, 0);
   const secs = Math.max(...results.map((r) => r.ms)) / 1000;
   const lat = results.flatMap((r) => r.lat).sort((a, b) => a - b);
   if (arg('out')) writeFileSync(arg('out'), results[0].sample);
-  console.log(JSON.stringify({ target: 'pdfme-engine', concurrency: workers, documents: docs, errors: 0, seconds: +secs.toFixed(3), docsPerSecond: +(docs / secs).toFixed(1), p50ms: +(lat[Math.floor(lat.length / 2)] || 0).toFixed(1), bytes: results[0].sample.length }));
+  console.log(JSON.stringify({ target: 'pdfme-engine', concurrency: workers, documents: docs, errors: 0, seconds: +secs.toFixed(3), docsPerSecond: +(docs / secs).toFixed(1), p50ms: +(lat[Math.floor(lat.length / 2)] || 0).toFixed(1), bytes: results[0].sample.length, cpuMsPerDoc: +(cpuMs / docs).toFixed(1) }));
   process.exit(0);
 }

@@ -104,7 +104,7 @@ if [[ $PHASES == *engines* ]]; then
 	for round in $(seq 1 "$RUNS"); do
 		note "engines, round $round of $RUNS"
 		j=$(timeout $((DURATION + 120)) "$FOLIO" bench --json --scenarios render --duration "${DURATION}s" --concurrency "$CONC" --workers "$WORKERS" --examples "$root/testdata/templates")
-		j=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); rows=d if isinstance(d,list) else d["results"]; r=rows[0]; print(json.dumps({"target":"folio-engine","concurrency":int(sys.argv[2]),"documents":r.get("documents") or r.get("ops"),"seconds":r.get("seconds"),"docsPerSecond":r["docsPerSecond"],"p50ms":r.get("p50Ms", r.get("p50ms"))}))' "$j" "$CONC")
+		j=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); rows=d if isinstance(d,list) else d["results"]; r=rows[0]; print(json.dumps({"target":"folio-engine","concurrency":int(sys.argv[2]),"documents":r.get("documents") or r.get("ops"),"seconds":r.get("seconds"),"docsPerSecond":r["docsPerSecond"],"p50ms":r.get("p50Ms", r.get("p50ms")),"cpuMsPerDoc":round(r["cpuSecondsPerDocument"]*1000,2)}))' "$j" "$CONC")
 		record engines "$round" folio "$j"
 		j=$(cd "$here" && timeout $((DURATION + 180)) "$NODE" jsreport.mjs engine --workers "$WORKERS" --concurrency "$CONC" --duration "$DURATION" --data "$OUT/invoice-data.json" --chromium "$CHROMIUM" --out "$OUT/jsreport-engine.pdf" | tail -n 1)
 		record engines "$round" jsreport "$j"
@@ -150,7 +150,14 @@ if [[ $PHASES == *services* ]]; then
 	for round in $(seq 1 "$RUNS"); do
 		note "services, round $round of $RUNS"
 		for s in folio folio-download jsreport carbone; do
-			record services "$round" "$s" "$(svc "$s" "$DURATION")"
+			# the server's CPU (its process tree: Chromium's and
+			# LibreOffice's processes included) over the run
+			case $s in folio*) spid=${pids[0]} ;; jsreport) spid=${pids[1]} ;; carbone) spid=${pids[2]} ;; esac
+			c0=$(python3 "$here/cputree.py" "$spid")
+			j=$(svc "$s" "$DURATION")
+			c1=$(python3 "$here/cputree.py" "$spid")
+			j=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); r["cpuMsPerDoc"]=round((float(sys.argv[3])-float(sys.argv[2]))*1000/max(r["documents"],1),2); print(json.dumps(r))' "$j" "$c0" "$c1")
+			record services "$round" "$s" "$j"
 		done
 	done
 fi

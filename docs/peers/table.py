@@ -82,8 +82,8 @@ for phase, title in (("engines", "Engine with engine (in process, no HTTP)"), ("
         continue
     print(f"**{title}**")
     print()
-    print("| what | pages | fonts | size | docs/s median (min–max) | p50 ms | load avg |")
-    print("|---|---:|---|---:|---:|---:|---|")
+    print("| what | pages | fonts | size | docs/s median (min–max) | p50 ms | CPU ms/doc median (min–max) | load avg |")
+    print("|---|---:|---|---:|---:|---:|---:|---|")
     for (p, name), (what, pdf) in peers.items():
         if p != phase:
             continue
@@ -96,5 +96,7 @@ for phase, title in (("engines", "Engine with engine (in process, no HTTP)"), ("
         errs = sum(r.get("errors") or 0 for r in rs)
         pages, fonts, size = doc(pdf)
         err = f" ({errs} errors)" if errs else ""
-        print(f"| {what} | {pages} | {fonts} | {size} | **{statistics.median(d):,.1f}** ({min(d):,.1f}–{max(d):,.1f}){err} | {p50:,.1f} | {min(loads):.1f}–{max(loads):.1f} |")
+        c = [r["cpuMsPerDoc"] for r in rs if r.get("cpuMsPerDoc") is not None]
+        cpu = f"{statistics.median(c):,.1f} ({min(c):,.1f}–{max(c):,.1f})" if c else "—"
+        print(f"| {what} | {pages} | {fonts} | {size} | **{statistics.median(d):,.1f}** ({min(d):,.1f}–{max(d):,.1f}){err} | {p50:,.1f} | {cpu} | {min(loads):.1f}–{max(loads):.1f} |")
     print()
