@@ -49,6 +49,8 @@ func (db *DB) loadRollupState(ctx context.Context) {
 			db.readyDeliveries.Store(done)
 		case "list":
 			db.readyList.Store(done)
+		case "templates":
+			db.readyTemplates.Store(done)
 		}
 	}
 }
@@ -173,6 +175,26 @@ var backfills = []backfill{
 		},
 		tables: []string{"", "job_list_hours"},
 		ready:  func(db *DB) { db.readyList.Store(true) },
+	},
+	{
+		name:   "templates",
+		source: "job_stats",
+		// Migration 0022: chunks of whole days, as for "jobs": a template's
+		// days from job_stats_daily, its hours from job_stats.
+		pick: `SELECT team_id, slot / 24 FROM job_stats WHERE (team_id, slot) >= (?1, ?2 * 24) ORDER BY team_id, slot LIMIT 1 OFFSET ?3`,
+		warm: `SELECT COUNT(*) FROM job_stats WHERE (team_id, slot) >= (?1, ?2 * 24) AND (team_id, slot) < (?3, ?4 * 24)`,
+		fill: []string{
+			`DELETE FROM job_template_days WHERE (team_id, day) >= (?1, ?2) AND (team_id, day) < (?3, ?4)`,
+			`INSERT INTO job_template_days (team_id, day, template_id, count, failed, duration_sum, duration_count)
+				SELECT team_id, day, template_id, SUM(count), SUM(CASE WHEN status = 'failed' THEN count ELSE 0 END), SUM(duration_sum), SUM(duration_count)
+				FROM job_stats_daily WHERE (team_id, day) >= (?1, ?2) AND (team_id, day) < (?3, ?4) GROUP BY team_id, day, template_id`,
+			`DELETE FROM job_template_hours WHERE (team_id, slot) >= (?1, ?2 * 24) AND (team_id, slot) < (?3, ?4 * 24)`,
+			`INSERT INTO job_template_hours (team_id, slot, template_id, count, failed, duration_sum, duration_count)
+				SELECT team_id, slot, template_id, SUM(count), SUM(CASE WHEN status = 'failed' THEN count ELSE 0 END), SUM(duration_sum), SUM(duration_count)
+				FROM job_stats WHERE (team_id, slot) >= (?1, ?2 * 24) AND (team_id, slot) < (?3, ?4 * 24) GROUP BY team_id, slot, template_id`,
+		},
+		tables: []string{"", "job_template_days", "", "job_template_hours"},
+		ready:  func(db *DB) { db.readyTemplates.Store(true) },
 	},
 }
 

@@ -257,6 +257,38 @@ func (h *history) check(what string) {
 				}
 			}
 		}
+		// Insights' templates: count, failed and average duration by template.
+		for _, p := range periods {
+			type tsum struct{ count, failed, dur, timed int }
+			want := map[string]tsum{}
+			for _, j := range h.ended {
+				if s := slotOf(j.created); j.team == team && s >= slotOf(p[0]) && s < slotCeil(p[1]) {
+					w := want[j.template]
+					w.count++
+					w.dur += int(j.duration)
+					w.timed++
+					if j.status == app.StatusFailed {
+						w.failed++
+					}
+					want[j.template] = w
+				}
+			}
+			stats, err := h.db.TemplateStats(ctx, team, p[0], p[1])
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, st := range stats {
+				got[st.TemplateID] = fmt.Sprintf("%d %d %.6f", st.Count, st.Failed, st.AvgGenerationTimeMs)
+			}
+			wantS := map[string]string{}
+			for tpl, w := range want {
+				wantS[tpl] = fmt.Sprintf("%d %d %.6f", w.count, w.failed, float64(w.dur)/float64(w.timed))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(wantS) {
+				h.t.Fatalf("%s: template stats of %s, %v to %v:\n got %v\nwant %v", what, team, p[0], p[1], got, wantS)
+			}
+		}
 		// Every page of the jobs list is the rows of the plain query.
 		for _, limit := range []int{1, 7, 20} {
 			for page := 1; page <= 80/limit+1; page++ {
@@ -301,9 +333,11 @@ func (h *history) check(what string) {
 func forgetRollups(tb testing.TB, db *DB) {
 	tb.Helper()
 	if _, err := db.write.ExecContext(context.Background(), `DELETE FROM job_team_hours; DELETE FROM job_team_days; DELETE FROM delivery_hours;
-		DELETE FROM job_list_hours; UPDATE rollup_backfill SET team_id = '', slot = -1, rows = 0, done = 0`); err != nil {
+		DELETE FROM job_list_hours; DELETE FROM job_template_hours; DELETE FROM job_template_days;
+		UPDATE rollup_backfill SET team_id = '', slot = -1, rows = 0, done = 0`); err != nil {
 		tb.Fatal(err)
 	}
+	db.readyTemplates.Store(false)
 	db.readyJobs.Store(false)
 	db.readyDeliveries.Store(false)
 	db.readyList.Store(false)
@@ -392,8 +426,9 @@ func TestRollupsEqualTheRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !db.readyJobs.Load() || !db.readyDeliveries.Load() || !db.readyList.Load() || st.Transactions < 10 ||
-			st.Rows["job_team_hours"] == 0 || st.Rows["delivery_hours"] == 0 || st.Rows["job_list_hours"] == 0 {
+		if !db.readyJobs.Load() || !db.readyDeliveries.Load() || !db.readyList.Load() || !db.readyTemplates.Load() || st.Transactions < 10 ||
+			st.Rows["job_team_hours"] == 0 || st.Rows["delivery_hours"] == 0 || st.Rows["job_list_hours"] == 0 ||
+			st.Rows["job_template_days"] == 0 || st.Rows["job_template_hours"] == 0 {
 			t.Fatalf("backfill: %+v", st)
 		}
 		h.check("after the backfill")
@@ -410,6 +445,12 @@ func TestRollupsEqualTheRows(t *testing.T) {
 			EXCEPT SELECT team_id, slot, status, format, count, duration_sum, duration_count FROM job_team_hours`,
 			`SELECT team_id, day, status, format, count, duration_sum, duration_count FROM job_team_days
 			EXCEPT SELECT team_id, day, status, format, SUM(count), SUM(duration_sum), SUM(duration_count) FROM job_stats_daily GROUP BY 1, 2, 3, 4`,
+			`SELECT team_id, slot, template_id, SUM(count), SUM(CASE WHEN status = 'failed' THEN count ELSE 0 END), SUM(duration_sum), SUM(duration_count)
+				FROM job_stats GROUP BY 1, 2, 3
+			EXCEPT SELECT team_id, slot, template_id, count, failed, duration_sum, duration_count FROM job_template_hours`,
+			`SELECT team_id, day, template_id, count, failed, duration_sum, duration_count FROM job_template_days
+			EXCEPT SELECT team_id, day, template_id, SUM(count), SUM(CASE WHEN status = 'failed' THEN count ELSE 0 END), SUM(duration_sum), SUM(duration_count)
+				FROM job_stats_daily GROUP BY 1, 2, 3`,
 		} {
 			var n int
 			db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+q+`)`).Scan(&n)
@@ -449,7 +490,7 @@ func TestBackfillStopsAndGoesOn(t *testing.T) {
 	}
 	h.check("after a stopped backfill")
 	st, err := db.BackfillRollups(ctx)
-	if err != nil || !db.readyJobs.Load() || !db.readyDeliveries.Load() || !db.readyList.Load() {
+	if err != nil || !db.readyJobs.Load() || !db.readyDeliveries.Load() || !db.readyList.Load() || !db.readyTemplates.Load() {
 		t.Fatalf("second run: %+v %v", st, err)
 	}
 	h.check("after the second run")

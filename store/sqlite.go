@@ -44,8 +44,9 @@ type DB struct {
 	writerDone chan struct{}  // closed when the writer has stopped
 
 	// readyJobs, readyDeliveries and readyList are set once the roll-ups of 0019 hold
-	// the whole history (rollup.go); the reads use the older tables until.
-	readyJobs, readyDeliveries, readyList atomic.Bool
+	// the whole history (rollup.go), readyTemplates those of 0022; the reads
+	// use the older tables until.
+	readyJobs, readyDeliveries, readyList, readyTemplates atomic.Bool
 }
 
 // readConns is the size of the reader pool.

@@ -31,3 +31,35 @@ BEGIN
 			ELSE substr(states, 1, OLD.batch_seq) || '-' || substr(states, OLD.batch_seq + 2) END
 	WHERE id = OLD.batch_id;
 END;
+
+-- Dashboard insights from roll-ups (issue 19). Insights (30 days: the
+-- most used and the slowest templates) read job_stats and job_stats_daily,
+-- a row per template, status and format of each hour or day, and joined
+-- each row to its template before grouping. These count a team's ended
+-- jobs by template alone (failed ones beside), by UTC day and hour of
+-- creation: FinishJob adds to them in its transaction (countJob), they
+-- outlive retention like job_stats, and the backfill of a database with
+-- counters from before this migration fills them after start-up from
+-- job_stats_daily and job_stats (store/rollup.go, 'templates'); until it
+-- is done insights read the older tables.
+CREATE TABLE job_template_days (
+	team_id        TEXT NOT NULL,
+	day            INTEGER NOT NULL, -- unix time / 86400 of the job's creation
+	template_id    TEXT NOT NULL,
+	count          INTEGER NOT NULL,
+	failed         INTEGER NOT NULL,
+	duration_sum   INTEGER NOT NULL,
+	duration_count INTEGER NOT NULL,
+	PRIMARY KEY (team_id, day, template_id)
+) WITHOUT ROWID;
+CREATE TABLE job_template_hours (
+	team_id        TEXT NOT NULL,
+	slot           INTEGER NOT NULL, -- unix time / 3600 of the job's creation
+	template_id    TEXT NOT NULL,
+	count          INTEGER NOT NULL,
+	failed         INTEGER NOT NULL,
+	duration_sum   INTEGER NOT NULL,
+	duration_count INTEGER NOT NULL,
+	PRIMARY KEY (team_id, slot, template_id)
+) WITHOUT ROWID;
+INSERT INTO rollup_backfill (name, done) VALUES ('templates', NOT EXISTS (SELECT 1 FROM job_stats));
