@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -255,7 +256,7 @@ type Main struct {
 	stopBackfill func()
 	// backfilled is closed when the roll-up backfill has returned (the
 	// growth benchmark waits for it before timing the reads).
-	backfilled chan struct{}
+	backfilled   chan struct{}
 	stopIdleTrim func()
 	// IdleTrim returns memory to the system after a load (app/idletrim.go).
 	IdleTrim      *app.IdleTrim
@@ -964,6 +965,24 @@ func benchGrowth(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		defer f.Close()
 		logs = f
 	}
+	// Every maintenance step and backfill chunk, by kind (the JSON's steps).
+	type stepTimes struct {
+		held, stmts []time.Duration
+		rows        int
+	}
+	var stepsMu sync.Mutex
+	steps := map[string]*stepTimes{}
+	stopSteps := store.ObserveSteps(func(st store.StepTime) {
+		stepsMu.Lock()
+		defer stepsMu.Unlock()
+		k := steps[st.Kind]
+		if k == nil {
+			k = &stepTimes{}
+			steps[st.Kind] = k
+		}
+		k.held, k.stmts, k.rows = append(k.held, st.Held), append(k.stmts, st.Statements), k.rows+st.Rows
+	})
+	defer stopSteps()
 	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: *data, Workers: runtime.NumCPU(), DefaultPlan: "free", Signup: "open", LogFormat: "text",
 		RateLimits: "off", NoJanitor: true}, Logger: slog.New(slog.NewTextHandler(logs, nil))}
 	if err := m.Open(ctx); err != nil {
@@ -1000,6 +1019,16 @@ func benchGrowth(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	stepsMu.Lock()
+	kinds := make([]string, 0, len(steps))
+	for k := range steps {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		res.Steps = append(res.Steps, client.StepDurations(k, steps[k].held, steps[k].stmts, steps[k].rows))
+	}
+	stepsMu.Unlock()
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(res)
 	}

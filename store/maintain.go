@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"sync/atomic"
 	"time"
 
 	"folio/app"
@@ -37,6 +38,36 @@ type stepper struct {
 	rows  int // the next step's size
 }
 
+// StepTime is one maintenance step or backfill chunk: what it was (the
+// table a step deleted from, or "backfill"), the rows it deleted or
+// covered, how long it held the writer (from its first statement to the
+// end of the commit of the transaction it ran in, which may hold the
+// calls of requests queued beside it: the writer groups them) and how
+// long its own statements took.
+type StepTime struct {
+	Kind       string
+	Rows       int
+	Held       time.Duration
+	Statements time.Duration
+}
+
+var stepObserver atomic.Pointer[func(StepTime)]
+
+// ObserveSteps calls fn after every maintenance step and backfill chunk of
+// every database in the process (the growth benchmark's distribution of
+// step durations) until stop is called. fn must be quick and safe for
+// concurrent use.
+func ObserveSteps(fn func(StepTime)) (stop func()) {
+	stepObserver.Store(&fn)
+	return func() { stepObserver.CompareAndSwap(&fn, nil) }
+}
+
+func observeStep(kind string, rows int, held, statements time.Duration) {
+	if fn := stepObserver.Load(); fn != nil {
+		(*fn)(StepTime{kind, rows, held, statements})
+	}
+}
+
 // testStepRows, when set (tests), fixes every step's size.
 var testStepRows = 0
 
@@ -55,11 +86,12 @@ func (s *stepper) run(ctx context.Context, table string, fn func(tx *Tx, limit i
 		return 0, err
 	}
 	n, limit := 0, s.rows
-	var t0 time.Time
+	var t0, t1 time.Time
 	err := s.db.tx(ctx, func(tx *Tx) error {
 		t0 = time.Now() // the transaction has begun: the time to its commit is the writer's
 		var err error
 		n, err = fn(tx, limit)
+		t1 = time.Now()
 		return err
 	})
 	d := time.Since(t0)
@@ -67,6 +99,7 @@ func (s *stepper) run(ctx context.Context, table string, fn func(tx *Tx, limit i
 		return 0, err
 	}
 	s.stats.Count(table, n, d)
+	observeStep(table, n, d, t1.Sub(t0))
 	// Copy the step's pages into the database file before the next step,
 	// on a reader connection: the writer serves requests meanwhile, and the
 	// next write starts the WAL over (checkpoint.go). Back to back, steps

@@ -258,10 +258,11 @@ func (db *DB) backfill(ctx context.Context, b backfill, st *BackfillStats) error
 		if err := db.read.QueryRowContext(ctx, b.warm, args...).Scan(&n); err != nil {
 			return err
 		}
-		var t0 time.Time
+		var t0, tEnd time.Time
 		written := make([]int, len(b.fill))
 		err = db.tx(ctx, func(tx *Tx) error {
 			t0 = time.Now()
+			defer func() { tEnd = time.Now() }()
 			for i, q := range b.fill {
 				res, err := tx.ExecContext(ctx, q, args...)
 				if err != nil {
@@ -279,6 +280,7 @@ func (db *DB) backfill(ctx context.Context, b backfill, st *BackfillStats) error
 		}
 		d := time.Since(t0)
 		st.count(d)
+		observeStep("backfill", n, d, tEnd.Sub(t0))
 		switch {
 		case d < stepTarget/2 && n >= chunk:
 			chunk = min(chunk*2, stepMax)
