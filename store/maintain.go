@@ -87,7 +87,7 @@ func (s *stepper) run(ctx context.Context, table string, fn func(tx *Tx, limit i
 	}
 	n, limit := 0, s.rows
 	var t0, t1 time.Time
-	err := s.db.tx(ctx, func(tx *Tx) error {
+	err := s.db.txAlone(ctx, func(tx *Tx) error {
 		t0 = time.Now() // the transaction has begun: the time to its commit is the writer's
 		var err error
 		n, err = fn(tx, limit)

@@ -260,7 +260,7 @@ func (db *DB) backfill(ctx context.Context, b backfill, st *BackfillStats) error
 		}
 		var t0, tEnd time.Time
 		written := make([]int, len(b.fill))
-		err = db.tx(ctx, func(tx *Tx) error {
+		err = db.txAlone(ctx, func(tx *Tx) error {
 			t0 = time.Now()
 			defer func() { tEnd = time.Now() }()
 			for i, q := range b.fill {
