@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +15,7 @@ import (
 
 	"folio/app"
 	"folio/store"
+	"folio/web/client"
 )
 
 // purgeStarted tells when the janitor's job retention begins.
@@ -71,5 +76,50 @@ func TestShutdownDuringRetention(t *testing.T) {
 	}
 	if !strings.Contains(line, "context canceled") || !strings.Contains(line, "transactions=") {
 		t.Fatalf("the retention pass did not stop part way; its line: %q", line)
+	}
+}
+
+// TestGrowthBenchReportsSteps runs `folio bench growth --maintenance` on a
+// small grown data directory: its JSON has the distribution of every
+// maintenance step's duration by kind, and the steps it counts are those
+// the janitor's log line reports.
+func TestGrowthBenchReportsSteps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("grows 5,000 jobs")
+	}
+	data := filepath.Join(t.TempDir(), "grown")
+	var out, errs strings.Builder
+	if err := grow(t.Context(), data, store.GrowOptions{Jobs: 5_000, Teams: 3, Days: 60, Seed: 2}, &out, &errs); err != nil {
+		t.Fatal(err)
+	}
+	logFile := filepath.Join(t.TempDir(), "server.log")
+	out.Reset()
+	if err := bench(t.Context(), []string{"growth", "--data", data, "--requests", "1", "--only", "no endpoint", "--maintenance", "--log", logFile, "--json"},
+		&out, &errs); err != nil {
+		t.Fatal(err, errs.String())
+	}
+	var res client.GrowthResult
+	if err := json.Unmarshal([]byte(out.String()), &res); err != nil {
+		t.Fatal(err, out.String())
+	}
+	steps := map[string]client.StepFigures{}
+	for _, s := range res.Steps {
+		steps[s.Kind] = s
+		if s.N == 0 || s.MaxMs < s.P99ms || s.P99ms < s.P50ms || s.StmtMax > s.MaxMs || s.Over50 > s.N || s.Over50Statements > s.Over50 {
+			t.Fatalf("step figures: %+v", s)
+		}
+	}
+	raw, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`msg="janitor: job retention".* jobs=(\d+) transactions=(\d+)`).FindStringSubmatch(string(raw))
+	if line == nil {
+		t.Fatalf("no retention line in the log:\n%s", raw)
+	}
+	jobs, _ := strconv.Atoi(line[1])
+	txs, _ := strconv.Atoi(line[2])
+	if j := steps["jobs"]; j.Rows != jobs || jobs == 0 || j.N+steps["batches"].N != txs {
+		t.Fatalf("steps %+v; the log says %d jobs in %d transactions", res.Steps, jobs, txs)
 	}
 }

@@ -90,10 +90,12 @@ func TestAnalyticsAfterRollupBackfill(t *testing.T) {
 		t.Fatalf("page 40 of 100 starts with %v, the rows with %s", page[:min(1, len(page))], id)
 	}
 
-	// As before 0019.
+	// As before 0019 (and 0022, which changes its triggers and adds the
+	// roll-ups by template).
 	for _, q := range []string{`DROP TABLE job_team_hours`, `DROP TABLE job_team_days`, `DROP TABLE delivery_hours`, `DROP TABLE rollup_backfill`,
 		`DROP TRIGGER jobs_list_insert`, `DROP TRIGGER jobs_list_delete`, `DROP TABLE job_list_hours`,
-		`DELETE FROM migrations WHERE name = 'migrations/0019_rollups.sql'`} {
+		`DROP TABLE job_template_hours`, `DROP TABLE job_template_days`, `DROP TABLE step_bookkeeping`,
+		`DELETE FROM migrations WHERE name IN ('migrations/0019_rollups.sql', 'migrations/0022_steps_and_template_rollups.sql')`} {
 		if _, err := sq.Exec(q); err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +117,8 @@ func TestAnalyticsAfterRollupBackfill(t *testing.T) {
 	line := logs.String()[strings.Index(logs.String(), "msg=\"rollup backfill\""):]
 	line = line[:strings.Index(line, "\n")]
 	t.Log(line)
-	for _, f := range []string{"transactions=", "duration_ms=", "read_job_stats=", "job_team_hours=", "delivery_hours=", "job_list_hours=", "longest_ms="} {
+	for _, f := range []string{"transactions=", "duration_ms=", "read_job_stats=", "job_team_hours=", "delivery_hours=", "job_list_hours=",
+		"job_template_days=", "job_template_hours=", "longest_ms="} {
 		if !strings.Contains(line, f) || strings.Contains(line, f+"0 ") {
 			t.Fatalf("backfill line without %s: %s", f, line)
 		}

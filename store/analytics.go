@@ -47,6 +47,9 @@ var (
 	templateStats = statsTables{"job_stats", "job_stats_daily", "template_id, status, format, count, duration_sum, duration_count"}
 	// teamStats count a whole team (0019: job_team_hours, job_team_days).
 	teamStats = statsTables{"job_team_hours", "job_team_days", "status, format, count, duration_sum, duration_count"}
+	// templateTotals count by template alone (0022: job_template_hours,
+	// job_template_days).
+	templateTotals = statsTables{"job_template_hours", "job_template_days", "template_id, count, failed, duration_sum, duration_count"}
 )
 
 // statsUnion selects the counters of a team's jobs created in [from, to)
@@ -88,7 +91,8 @@ func slotCeil(t time.Time) int64 { return (t.UnixMilli() + 3599999) / 3600000 }
 // countJob adds an ended job to the hourly and daily counters, by
 // template and of the whole team, and to the hour totals (inside
 // FinishJob and RecordJob): one insert into the view job_count, whose
-// trigger runs the five upserts (migration 0026).
+// trigger runs the seven upserts (migration 0026; the two by template
+// alone are 0022's, for dashboard insights).
 func countJob(ctx context.Context, tx *Tx, j *app.Job) error {
 	var dur int64
 	var n int
@@ -110,12 +114,24 @@ func (db *DB) CountDocuments(ctx context.Context, teamID string, from, to time.T
 
 var _ app.DashboardStore = (*DB)(nil)
 
-// TemplateStats groups a team's ended jobs in [from, to) by template.
+// TemplateStats groups a team's ended jobs in [from, to) by template:
+// from the roll-ups by template alone (0022, a row per template a day or
+// hour) once backfilled, else from the counters by template, status and
+// format; grouped before the templates' names are joined.
 func (db *DB) TemplateStats(ctx context.Context, teamID string, from, to time.Time) ([]app.TemplateStat, error) {
-	u, args := statsUnion(templateStats, teamID, "", from, to)
-	rows, err := db.read.QueryContext(ctx, `SELECT s.template_id, COALESCE(t.name, ''), SUM(s.count), SUM(CASE WHEN s.status = 'failed' THEN s.count ELSE 0 END),
-			COALESCE(SUM(s.duration_sum) * 1.0 / NULLIF(SUM(s.duration_count), 0), 0)
-		FROM (`+u+`) s LEFT JOIN templates t ON t.id = s.template_id GROUP BY s.template_id`, args...)
+	var u string
+	var args []any
+	if db.readyTemplates.Load() {
+		u, args = statsUnion(templateTotals, teamID, "", from, to)
+	} else {
+		u, args = statsUnion(templateStats, teamID, "", from, to)
+		u = `SELECT day, template_id, count, CASE WHEN status = 'failed' THEN count ELSE 0 END AS failed, duration_sum, duration_count FROM (` + u + `)`
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT g.template_id, COALESCE(t.name, ''), g.count, g.failed, g.avg FROM (
+			SELECT template_id, SUM(count) AS count, SUM(failed) AS failed,
+				COALESCE(SUM(duration_sum) * 1.0 / NULLIF(SUM(duration_count), 0), 0) AS avg
+			FROM (`+u+`) GROUP BY template_id) g
+		LEFT JOIN templates t ON t.id = g.template_id ORDER BY g.template_id`, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -566,6 +566,13 @@ func (g *grower) writeTotals(ctx context.Context) error {
 		SELECT team_id, slot / 24, status, format, SUM(count), SUM(duration_sum), SUM(duration_count) FROM job_stats GROUP BY 1, 2, 3, 4`,
 		`INSERT INTO delivery_hours (team_id, slot, status, count) SELECT team_id, attempted_at / 3600000, status, COUNT(*) FROM webhook_deliveries
 		WHERE attempted_at IS NOT NULL AND status IN ('success', 'failed') GROUP BY 1, 2, 3`,
+		// And those of 0022.
+		`INSERT INTO job_template_hours (team_id, slot, template_id, count, failed, duration_sum, duration_count)
+		SELECT team_id, slot, template_id, SUM(count), SUM(CASE WHEN status = 'failed' THEN count ELSE 0 END), SUM(duration_sum), SUM(duration_count)
+		FROM job_stats GROUP BY 1, 2, 3`,
+		`INSERT INTO job_template_days (team_id, day, template_id, count, failed, duration_sum, duration_count)
+		SELECT team_id, slot / 24, template_id, SUM(count), SUM(CASE WHEN status = 'failed' THEN count ELSE 0 END), SUM(duration_sum), SUM(duration_count)
+		FROM job_stats GROUP BY 1, 2, 3`,
 		`UPDATE rollup_backfill SET done = 1`,
 	} {
 		if _, err := g.tx.ExecContext(ctx, q); err != nil {

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"sync/atomic"
 	"time"
 
 	"folio/app"
@@ -36,7 +38,45 @@ type stepper struct {
 	rows  int // the next step's size
 }
 
-func (db *DB) newStepper() *stepper { return &stepper{db: db, rows: stepFirst} }
+// StepTime is one maintenance step or backfill chunk: what it was (the
+// table a step deleted from, or "backfill"), the rows it deleted or
+// covered, how long it held the writer (from its first statement to the
+// end of the commit of the transaction it ran in, which may hold the
+// calls of requests queued beside it: the writer groups them) and how
+// long its own statements took.
+type StepTime struct {
+	Kind       string
+	Rows       int
+	Held       time.Duration
+	Statements time.Duration
+}
+
+var stepObserver atomic.Pointer[func(StepTime)]
+
+// ObserveSteps calls fn after every maintenance step and backfill chunk of
+// every database in the process (the growth benchmark's distribution of
+// step durations) until stop is called. fn must be quick and safe for
+// concurrent use.
+func ObserveSteps(fn func(StepTime)) (stop func()) {
+	stepObserver.Store(&fn)
+	return func() { stepObserver.CompareAndSwap(&fn, nil) }
+}
+
+func observeStep(kind string, rows int, held, statements time.Duration) {
+	if fn := stepObserver.Load(); fn != nil {
+		(*fn)(StepTime{kind, rows, held, statements})
+	}
+}
+
+// testStepRows, when set (tests), fixes every step's size.
+var testStepRows = 0
+
+func (db *DB) newStepper() *stepper {
+	if testStepRows > 0 {
+		return &stepper{db: db, rows: testStepRows}
+	}
+	return &stepper{db: db, rows: stepFirst}
+}
 
 // run runs fn, which deletes at most limit rows of table and returns how
 // many, in one write transaction, and adapts the next step's size to how
@@ -46,11 +86,12 @@ func (s *stepper) run(ctx context.Context, table string, fn func(tx *Tx, limit i
 		return 0, err
 	}
 	n, limit := 0, s.rows
-	var t0 time.Time
-	err := s.db.tx(ctx, func(tx *Tx) error {
+	var t0, t1 time.Time
+	err := s.db.txAlone(ctx, func(tx *Tx) error {
 		t0 = time.Now() // the transaction has begun: the time to its commit is the writer's
 		var err error
 		n, err = fn(tx, limit)
+		t1 = time.Now()
 		return err
 	})
 	d := time.Since(t0)
@@ -58,6 +99,7 @@ func (s *stepper) run(ctx context.Context, table string, fn func(tx *Tx, limit i
 		return 0, err
 	}
 	s.stats.Count(table, n, d)
+	observeStep(table, n, d, t1.Sub(t0))
 	// Copy the step's pages into the database file before the next step,
 	// on a reader connection: the writer serves requests meanwhile, and the
 	// next write starts the WAL over (checkpoint.go). Back to back, steps
@@ -67,6 +109,8 @@ func (s *stepper) run(ctx context.Context, table string, fn func(tx *Tx, limit i
 		testHookStep(s.stats.Transactions, d)
 	}
 	switch {
+	case testStepRows > 0:
+		s.rows = testStepRows
 	case d < stepTarget/2 && n == limit:
 		s.rows = min(limit*2, stepMax)
 	case d > stepTarget*3/2:
@@ -110,6 +154,19 @@ var (
 // or SQLite may walk their index's whole range instead of the rowids).
 // It ends when pick finds fewer rows than the limit.
 func (s *stepper) deletePicked(ctx context.Context, table, pick, del string, args []any, warm ...string) error {
+	return s.deletePickedBy(ctx, table, pick, args, func(tx *Tx, list string) (int, error) {
+		res, err := tx.ExecContext(ctx, del, append([]any{list}, args...)...)
+		if err != nil {
+			return 0, err
+		}
+		k, _ := res.RowsAffected()
+		return int(k), nil
+	}, warm...)
+}
+
+// deletePickedBy is deletePicked with the step's delete a function, given
+// the write transaction and the JSON array of the picked rowids.
+func (s *stepper) deletePickedBy(ctx context.Context, table, pick string, args []any, del func(tx *Tx, list string) (int, error), warm ...string) error {
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -142,14 +199,7 @@ func (s *stepper) deletePicked(ctx context.Context, table, pick, del string, arg
 				return err
 			}
 		}
-		if _, err := s.run(ctx, table, func(tx *Tx, _ int) (int, error) {
-			res, err := tx.ExecContext(ctx, del, append([]any{string(list)}, args...)...)
-			if err != nil {
-				return 0, err
-			}
-			k, _ := res.RowsAffected()
-			return int(k), nil
-		}); err != nil {
+		if _, err := s.run(ctx, table, func(tx *Tx, _ int) (int, error) { return del(tx, string(list)) }); err != nil {
 			return err
 		}
 		if len(ids) < limit {
@@ -175,9 +225,9 @@ func (db *DB) PurgeJobs(ctx context.Context, completedBefore, failedBefore time.
 		status string
 		before time.Time
 	}{{app.StatusCompleted, completedBefore}, {app.StatusFailed, failedBefore}} {
-		if err := s.deletePicked(ctx, "jobs", `SELECT rowid FROM jobs WHERE status = ? AND completed_at < ? LIMIT ?`,
-			`DELETE FROM jobs WHERE rowid IN (SELECT value FROM json_each(?)) AND +status = ? AND +completed_at < ?`,
-			[]any{p.status, ms(p.before)}, warmJobs...); err != nil {
+		args := []any{p.status, ms(p.before)}
+		if err := s.deletePickedBy(ctx, "jobs", `SELECT rowid FROM jobs WHERE status = ? AND completed_at < ? LIMIT ?`, args,
+			func(tx *Tx, list string) (int, error) { return purgeJobStep(ctx, tx, list, args...) }, warmJobs...); err != nil {
 			return s.done(start), err
 		}
 	}
@@ -247,4 +297,134 @@ func (db *DB) DeleteWebhookHistory(ctx context.Context, before time.Time) (app.S
 			[]any{ms(before)}, warmDeliveries...)
 	}
 	return s.done(start), err
+}
+
+// purgeJobStep deletes the picked jobs that are still past their
+// retention (args: status, completed before) and does the bookkeeping of
+// the delete triggers on jobs once for all of them (migration 0022): the
+// triggers skip while step_bookkeeping holds a row, which this
+// transaction inserts before its DELETE and deletes before it commits, so
+// no other transaction sees it. One grouped UPDATE (and DELETE of emptied
+// hours) of job_list_hours, one UPDATE of the batches the rows were in,
+// instead of three statements a row.
+func purgeJobStep(ctx context.Context, tx *Tx, list string, args ...any) (int, error) {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO step_bookkeeping (on_step) VALUES (1)`); err != nil {
+		return 0, err
+	}
+	rows, err := tx.QueryContext(ctx, `DELETE FROM jobs WHERE rowid IN (SELECT value FROM json_each(?)) AND +status = ? AND +completed_at < ?
+		RETURNING team_id, created_at / 3600000, batch_id, batch_seq`, append([]any{list}, args...)...)
+	if err != nil {
+		return 0, err
+	}
+	type hour struct {
+		Team string `json:"t"`
+		Slot int64  `json:"s"`
+		N    int    `json:"n"`
+	}
+	hours := map[[2]any]*hour{}
+	var hourList []*hour
+	batches := map[string][]int64{} // batch -> the seqs of its deleted jobs (-1: none)
+	var batchIDs []string
+	n := 0
+	for rows.Next() {
+		var team, batch string
+		var slot int64
+		var seq sql.NullInt64
+		if err := rows.Scan(&team, &slot, &batch, &seq); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		n++
+		k := [2]any{team, slot}
+		if h := hours[k]; h != nil {
+			h.N++
+		} else {
+			h = &hour{team, slot, 1}
+			hours[k] = h
+			hourList = append(hourList, h)
+		}
+		if batch != "" {
+			if _, ok := batches[batch]; !ok {
+				batchIDs = append(batchIDs, batch)
+			}
+			s := int64(-1)
+			if seq.Valid {
+				s = seq.Int64
+			}
+			batches[batch] = append(batches[batch], s)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if len(hourList) > 0 {
+		hl, _ := json.Marshal(hourList)
+		if _, err := tx.ExecContext(ctx, `UPDATE job_list_hours SET n = n - json_extract(h.value, '$.n') FROM json_each(?1) h
+			WHERE job_list_hours.team_id = json_extract(h.value, '$.t') AND job_list_hours.slot = json_extract(h.value, '$.s')`, string(hl)); err != nil {
+			return 0, err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM job_list_hours WHERE (team_id, slot) IN
+			(SELECT json_extract(value, '$.t'), json_extract(value, '$.s') FROM json_each(?1)) AND +n <= 0`, string(hl)); err != nil {
+			return 0, err
+		}
+	}
+	if len(batchIDs) > 0 {
+		if err := markBatchesDeleted(ctx, tx, batchIDs, batches); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM step_bookkeeping`); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// markBatchesDeleted does for the batches of a step's deleted jobs what
+// the trigger batch_job_delete does a row: the version rises by one per
+// deleted job and each job's character in states becomes '-' (states
+// NULL, a NULL seq or one past its end leave states as they are).
+func markBatchesDeleted(ctx context.Context, tx *Tx, ids []string, seqs map[string][]int64) error {
+	idList, _ := json.Marshal(ids)
+	rows, err := tx.QueryContext(ctx, `SELECT id, states FROM batches WHERE id IN (SELECT value FROM json_each(?))`, string(idList))
+	if err != nil {
+		return err
+	}
+	type change struct {
+		ID     string  `json:"id"`
+		K      int     `json:"k"`
+		States *string `json:"s"`
+	}
+	var changes []change
+	for rows.Next() {
+		var id string
+		var states sql.NullString
+		if err := rows.Scan(&id, &states); err != nil {
+			rows.Close()
+			return err
+		}
+		c := change{ID: id, K: len(seqs[id])}
+		if states.Valid {
+			b := []byte(states.String)
+			for _, s := range seqs[id] {
+				if s >= 0 && s < int64(len(b)) {
+					b[s] = '-'
+				}
+			}
+			st := string(b)
+			c.States = &st
+		}
+		changes = append(changes, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	cl, _ := json.Marshal(changes)
+	_, err = tx.ExecContext(ctx, `UPDATE batches SET version = version + json_extract(c.value, '$.k'), states = json_extract(c.value, '$.s')
+		FROM json_each(?) c WHERE batches.id = json_extract(c.value, '$.id')`, string(cl))
+	return err
 }

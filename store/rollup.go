@@ -49,6 +49,8 @@ func (db *DB) loadRollupState(ctx context.Context) {
 			db.readyDeliveries.Store(done)
 		case "list":
 			db.readyList.Store(done)
+		case "templates":
+			db.readyTemplates.Store(done)
 		}
 	}
 }
@@ -174,6 +176,26 @@ var backfills = []backfill{
 		tables: []string{"", "job_list_hours"},
 		ready:  func(db *DB) { db.readyList.Store(true) },
 	},
+	{
+		name:   "templates",
+		source: "job_stats",
+		// Migration 0022: chunks of whole days, as for "jobs": a template's
+		// days from job_stats_daily, its hours from job_stats.
+		pick: `SELECT team_id, slot / 24 FROM job_stats WHERE (team_id, slot) >= (?1, ?2 * 24) ORDER BY team_id, slot LIMIT 1 OFFSET ?3`,
+		warm: `SELECT COUNT(*) FROM job_stats WHERE (team_id, slot) >= (?1, ?2 * 24) AND (team_id, slot) < (?3, ?4 * 24)`,
+		fill: []string{
+			`DELETE FROM job_template_days WHERE (team_id, day) >= (?1, ?2) AND (team_id, day) < (?3, ?4)`,
+			`INSERT INTO job_template_days (team_id, day, template_id, count, failed, duration_sum, duration_count)
+				SELECT team_id, day, template_id, SUM(count), SUM(CASE WHEN status = 'failed' THEN count ELSE 0 END), SUM(duration_sum), SUM(duration_count)
+				FROM job_stats_daily WHERE (team_id, day) >= (?1, ?2) AND (team_id, day) < (?3, ?4) GROUP BY team_id, day, template_id`,
+			`DELETE FROM job_template_hours WHERE (team_id, slot) >= (?1, ?2 * 24) AND (team_id, slot) < (?3, ?4 * 24)`,
+			`INSERT INTO job_template_hours (team_id, slot, template_id, count, failed, duration_sum, duration_count)
+				SELECT team_id, slot, template_id, SUM(count), SUM(CASE WHEN status = 'failed' THEN count ELSE 0 END), SUM(duration_sum), SUM(duration_count)
+				FROM job_stats WHERE (team_id, slot) >= (?1, ?2 * 24) AND (team_id, slot) < (?3, ?4 * 24) GROUP BY team_id, slot, template_id`,
+		},
+		tables: []string{"", "job_template_days", "", "job_template_hours"},
+		ready:  func(db *DB) { db.readyTemplates.Store(true) },
+	},
 }
 
 // testHookBackfill, when set, is called after each chunk.
@@ -236,10 +258,11 @@ func (db *DB) backfill(ctx context.Context, b backfill, st *BackfillStats) error
 		if err := db.read.QueryRowContext(ctx, b.warm, args...).Scan(&n); err != nil {
 			return err
 		}
-		var t0 time.Time
+		var t0, tEnd time.Time
 		written := make([]int, len(b.fill))
-		err = db.tx(ctx, func(tx *Tx) error {
+		err = db.txAlone(ctx, func(tx *Tx) error {
 			t0 = time.Now()
+			defer func() { tEnd = time.Now() }()
 			for i, q := range b.fill {
 				res, err := tx.ExecContext(ctx, q, args...)
 				if err != nil {
@@ -257,6 +280,7 @@ func (db *DB) backfill(ctx context.Context, b backfill, st *BackfillStats) error
 		}
 		d := time.Since(t0)
 		st.count(d)
+		observeStep("backfill", n, d, tEnd.Sub(t0))
 		switch {
 		case d < stepTarget/2 && n >= chunk:
 			chunk = min(chunk*2, stepMax)

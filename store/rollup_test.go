@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,9 +56,12 @@ func (h *history) at() time.Time {
 	return t
 }
 
-// jobs creates n jobs; most end, completed or failed, a few stay pending.
+// jobs creates n jobs, some of them in batches of 2 to 5; most end,
+// completed or failed, a few stay pending; now and then a request deletes
+// an ended one (the delete triggers, outside retention's steps).
 func (h *history) jobs(n int) {
 	ctx := context.Background()
+	var batch []*app.Job // the rest of the batch being ended
 	for range n {
 		h.mu.Lock()
 		h.n++
@@ -65,9 +70,29 @@ func (h *history) jobs(n int) {
 			Format: []string{"pdf", "xlsx"}[h.rng.IntN(2)], Priority: 1, CreatedAt: h.at().Truncate(time.Millisecond)}
 		status := []string{app.StatusCompleted, app.StatusCompleted, app.StatusFailed, ""}[h.rng.IntN(4)]
 		dur := h.rng.Int64N(500)
+		newBatch := len(batch) == 0 && h.rng.IntN(8) == 0
 		h.mu.Unlock()
-		if err := h.db.CreateJobs(ctx, nil, j); err != nil {
-			h.t.Fatal(err)
+		switch {
+		case len(batch) > 0: // the next job of a batch
+			j = batch[0]
+			batch = batch[1:]
+		case newBatch:
+			b := &app.Batch{ID: fmt.Sprintf("bat_%d", h.n), TeamID: team, TemplateID: j.TemplateID, Format: j.Format, Status: "processing",
+				CreatedAt: j.CreatedAt}
+			for i := range 2 + h.rng.IntN(4) {
+				batch = append(batch, &app.Job{ID: fmt.Sprintf("%s_%d", j.ID, i), TeamID: team, TemplateID: j.TemplateID, BatchID: b.ID,
+					Status: app.StatusPending, Format: j.Format, Priority: 5, CreatedAt: j.CreatedAt})
+			}
+			b.Total = len(batch)
+			if err := h.db.CreateBatch(ctx, nil, b, batch); err != nil {
+				h.t.Fatal(err)
+			}
+			j = batch[0]
+			batch = batch[1:]
+		default:
+			if err := h.db.CreateJobs(ctx, nil, j); err != nil {
+				h.t.Fatal(err)
+			}
 		}
 		if status == "" {
 			continue
@@ -79,9 +104,47 @@ func (h *history) jobs(n int) {
 			h.t.Fatal(err)
 		}
 		h.mu.Lock()
-		h.ended = append(h.ended, endedJob{team, j.TemplateID, status, j.Format, j.CreatedAt, dur})
+		h.ended = append(h.ended, endedJob{j.TeamID, j.TemplateID, status, j.Format, j.CreatedAt, dur})
+		del := h.rng.IntN(10) == 0
 		h.mu.Unlock()
+		if del {
+			if _, err := h.db.DeleteJobs(ctx, j.TeamID, []string{j.ID}, j.CreatedAt, nil); err != nil {
+				h.t.Fatal(err)
+			}
+		}
 	}
+}
+
+// batchStates returns each batch's version and the states its jobs' rows
+// say (the status of each seq, '-' for a row gone).
+func batchStates(tb testing.TB, db *DB) map[string]string {
+	tb.Helper()
+	rows, err := db.read.QueryContext(context.Background(), `SELECT b.id, b.version, b.states, COALESCE((SELECT group_concat(j.batch_seq || ':' || j.status)
+		FROM jobs j WHERE j.batch_id = b.id AND j.batch_id != ''), '') FROM batches b`)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, states, jobs string
+		var version int
+		if err := rows.Scan(&id, &version, &states, &jobs); err != nil {
+			tb.Fatal(err)
+		}
+		want := []byte(strings.Repeat("-", len(states)))
+		for _, js := range strings.Split(jobs, ",") {
+			if seq, status, ok := strings.Cut(js, ":"); ok {
+				i, _ := strconv.Atoi(seq)
+				want[i] = map[string]byte{app.StatusPending: 'p', app.StatusProcessing: 'r', app.StatusCompleted: 'c', app.StatusFailed: 'f'}[status]
+			}
+		}
+		if string(want) != states {
+			tb.Fatalf("batch %s: states %q, its rows say %q", id, states, want)
+		}
+		out[id] = fmt.Sprintf("%d %s", version, states)
+	}
+	return out
 }
 
 // deliveries creates n deliveries and makes random attempts, retries and
@@ -194,6 +257,38 @@ func (h *history) check(what string) {
 				}
 			}
 		}
+		// Insights' templates: count, failed and average duration by template.
+		for _, p := range periods {
+			type tsum struct{ count, failed, dur, timed int }
+			want := map[string]tsum{}
+			for _, j := range h.ended {
+				if s := slotOf(j.created); j.team == team && s >= slotOf(p[0]) && s < slotCeil(p[1]) {
+					w := want[j.template]
+					w.count++
+					w.dur += int(j.duration)
+					w.timed++
+					if j.status == app.StatusFailed {
+						w.failed++
+					}
+					want[j.template] = w
+				}
+			}
+			stats, err := h.db.TemplateStats(ctx, team, p[0], p[1])
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, st := range stats {
+				got[st.TemplateID] = fmt.Sprintf("%d %d %.6f", st.Count, st.Failed, st.AvgGenerationTimeMs)
+			}
+			wantS := map[string]string{}
+			for tpl, w := range want {
+				wantS[tpl] = fmt.Sprintf("%d %d %.6f", w.count, w.failed, float64(w.dur)/float64(w.timed))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(wantS) {
+				h.t.Fatalf("%s: template stats of %s, %v to %v:\n got %v\nwant %v", what, team, p[0], p[1], got, wantS)
+			}
+		}
 		// Every page of the jobs list is the rows of the plain query.
 		for _, limit := range []int{1, 7, 20} {
 			for page := 1; page <= 80/limit+1; page++ {
@@ -238,9 +333,11 @@ func (h *history) check(what string) {
 func forgetRollups(tb testing.TB, db *DB) {
 	tb.Helper()
 	if _, err := db.write.ExecContext(context.Background(), `DELETE FROM job_team_hours; DELETE FROM job_team_days; DELETE FROM delivery_hours;
-		DELETE FROM job_list_hours; UPDATE rollup_backfill SET team_id = '', slot = -1, rows = 0, done = 0`); err != nil {
+		DELETE FROM job_list_hours; DELETE FROM job_template_hours; DELETE FROM job_template_days;
+		UPDATE rollup_backfill SET team_id = '', slot = -1, rows = 0, done = 0`); err != nil {
 		tb.Fatal(err)
 	}
+	db.readyTemplates.Store(false)
 	db.readyJobs.Store(false)
 	db.readyDeliveries.Store(false)
 	db.readyList.Store(false)
@@ -254,23 +351,61 @@ func forgetRollups(tb testing.TB, db *DB) {
 func TestRollupsEqualTheRows(t *testing.T) {
 	ctx := context.Background()
 	defer func(n int) { backfillChunk = n }(backfillChunk)
+	defer func(n int) { testStepRows = n }(testStepRows)
 	for seed := range uint64(3) {
+		testStepRows = 3 + int(seed)*4
 		db := mustDB(t)
 		h := newHistory(t, db, seed)
 		h.jobs(150)
 		h.deliveries(300)
 		h.check("kept by the writes")
 
-		// Retention deletes job rows, not what analytics count.
-		if _, err := db.PurgeJobs(ctx, h.base, h.base.Add(12*time.Hour)); err != nil {
+		// Retention deletes job rows, not what analytics count; it does the
+		// delete triggers' bookkeeping once a step (0022): the list's hours
+		// and the batches' states and versions are what a row at a time
+		// makes them. Steps of a few rows, so there are many.
+		before := batchStates(t, db)
+		var inBatch map[string]int
+		countInBatches := func() map[string]int {
+			m := map[string]int{}
+			rows, _ := db.read.QueryContext(ctx, `SELECT batch_id, COUNT(*) FROM jobs WHERE batch_id != '' GROUP BY 1`)
+			defer rows.Close()
+			for rows.Next() {
+				var b string
+				var n int
+				rows.Scan(&b, &n)
+				m[b] = n
+			}
+			return m
+		}
+		inBatch = countInBatches()
+		pst, err := db.PurgeJobs(ctx, h.base, h.base.Add(12*time.Hour))
+		if err != nil {
 			t.Fatal(err)
 		}
 		var left int
 		db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs`).Scan(&left)
-		if left >= 150 {
-			t.Fatalf("retention deleted nothing (%d jobs left)", left)
+		if left >= 150 || pst.Transactions < 2 {
+			t.Fatalf("retention deleted nothing (%d jobs left) or in one step (%+v)", left, pst)
 		}
 		h.check("after retention")
+		after, left1 := batchStates(t, db), countInBatches()
+		changed := 0
+		for id, was := range before {
+			var v0, v1 int
+			fmt.Sscan(was, &v0)
+			if now, ok := after[id]; ok {
+				fmt.Sscan(now, &v1)
+				if gone := inBatch[id] - left1[id]; v1-v0 != gone {
+					t.Fatalf("batch %s: version %d -> %d, %d of its jobs deleted", id, v0, v1, gone)
+				} else if gone > 1 {
+					changed++
+				}
+			}
+		}
+		if changed == 0 {
+			t.Fatal("retention deleted no two jobs of one batch")
+		}
 
 		// A database from before 0019: the reads use the older tables until
 		// the backfill, which runs in chunks of a few rows while writes go on.
@@ -280,7 +415,7 @@ func TestRollupsEqualTheRows(t *testing.T) {
 		var wg sync.WaitGroup
 		wg.Add(1)
 		var st BackfillStats
-		var err error
+
 		go func() {
 			defer wg.Done()
 			st, err = db.BackfillRollups(ctx)
@@ -291,8 +426,9 @@ func TestRollupsEqualTheRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !db.readyJobs.Load() || !db.readyDeliveries.Load() || !db.readyList.Load() || st.Transactions < 10 ||
-			st.Rows["job_team_hours"] == 0 || st.Rows["delivery_hours"] == 0 || st.Rows["job_list_hours"] == 0 {
+		if !db.readyJobs.Load() || !db.readyDeliveries.Load() || !db.readyList.Load() || !db.readyTemplates.Load() || st.Transactions < 10 ||
+			st.Rows["job_team_hours"] == 0 || st.Rows["delivery_hours"] == 0 || st.Rows["job_list_hours"] == 0 ||
+			st.Rows["job_template_days"] == 0 || st.Rows["job_template_hours"] == 0 {
 			t.Fatalf("backfill: %+v", st)
 		}
 		h.check("after the backfill")
@@ -309,6 +445,12 @@ func TestRollupsEqualTheRows(t *testing.T) {
 			EXCEPT SELECT team_id, slot, status, format, count, duration_sum, duration_count FROM job_team_hours`,
 			`SELECT team_id, day, status, format, count, duration_sum, duration_count FROM job_team_days
 			EXCEPT SELECT team_id, day, status, format, SUM(count), SUM(duration_sum), SUM(duration_count) FROM job_stats_daily GROUP BY 1, 2, 3, 4`,
+			`SELECT team_id, slot, template_id, SUM(count), SUM(CASE WHEN status = 'failed' THEN count ELSE 0 END), SUM(duration_sum), SUM(duration_count)
+				FROM job_stats GROUP BY 1, 2, 3
+			EXCEPT SELECT team_id, slot, template_id, count, failed, duration_sum, duration_count FROM job_template_hours`,
+			`SELECT team_id, day, template_id, count, failed, duration_sum, duration_count FROM job_template_days
+			EXCEPT SELECT team_id, day, template_id, SUM(count), SUM(CASE WHEN status = 'failed' THEN count ELSE 0 END), SUM(duration_sum), SUM(duration_count)
+				FROM job_stats_daily GROUP BY 1, 2, 3`,
 		} {
 			var n int
 			db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+q+`)`).Scan(&n)
@@ -348,7 +490,7 @@ func TestBackfillStopsAndGoesOn(t *testing.T) {
 	}
 	h.check("after a stopped backfill")
 	st, err := db.BackfillRollups(ctx)
-	if err != nil || !db.readyJobs.Load() || !db.readyDeliveries.Load() || !db.readyList.Load() {
+	if err != nil || !db.readyJobs.Load() || !db.readyDeliveries.Load() || !db.readyList.Load() || !db.readyTemplates.Load() {
 		t.Fatalf("second run: %+v %v", st, err)
 	}
 	h.check("after the second run")

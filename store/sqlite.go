@@ -44,8 +44,9 @@ type DB struct {
 	writerDone chan struct{}  // closed when the writer has stopped
 
 	// readyJobs, readyDeliveries and readyList are set once the roll-ups of 0019 hold
-	// the whole history (rollup.go); the reads use the older tables until.
-	readyJobs, readyDeliveries, readyList atomic.Bool
+	// the whole history (rollup.go), readyTemplates those of 0022; the reads
+	// use the older tables until.
+	readyJobs, readyDeliveries, readyList, readyTemplates atomic.Bool
 }
 
 // readConns is the size of the reader pool.
@@ -253,7 +254,22 @@ func (db *DB) Ping(ctx context.Context) error {
 // the end and tx returns its outcome, whatever ctx does meanwhile (see
 // Tx: interrupting it would undo other callers' writes).
 func (db *DB) tx(ctx context.Context, fn func(*Tx) error) error {
-	r := &writeReq{ctx: ctx, fn: fn, done: make(chan writeResult, 1)}
+	return db.send(&writeReq{ctx: ctx, fn: fn, done: make(chan writeResult, 1)})
+}
+
+// txAlone is tx in a transaction of fn's own, never grouped with other
+// calls: a maintenance step or backfill chunk (maintain.go, rollup.go).
+// Grouped, the calls of requests queued behind a step ran in its
+// transaction and its commit wrote their pages too, so the step held the
+// writer for all of them and its time said so; alone, the step's
+// transaction is its statements and its own commit, and the size it
+// adapts to its time is its own.
+func (db *DB) txAlone(ctx context.Context, fn func(*Tx) error) error {
+	return db.send(&writeReq{ctx: ctx, fn: fn, done: make(chan writeResult, 1), alone: true})
+}
+
+func (db *DB) send(r *writeReq) error {
+	ctx := r.ctx
 	db.sendMu.RLock()
 	if db.closed {
 		db.sendMu.RUnlock()
@@ -291,6 +307,7 @@ type writeReq struct {
 	fn    func(*Tx) error
 	done  chan writeResult // buffered: the writer never waits for the caller
 	state atomic.Int32     // reqQueued, then reqStarted (writer) or reqAbandoned (caller)
+	alone bool             // runs in a transaction of its own (txAlone)
 }
 
 // States of a writeReq: whichever of the writer and the caller moves it
@@ -320,31 +337,56 @@ type writeResult struct {
 
 // writer runs the write transactions, grouping the calls that queued up
 // while the previous group ran.
+// A call that must run alone ends the group it would have joined and runs
+// next, in a transaction of its own.
 func (db *DB) writer() {
 	defer close(db.writerDone)
-	for r := range db.writes {
+	var next *writeReq // received while a group was gathered, to run alone
+	for {
+		r := next
+		next = nil
+		if r == nil {
+			var ok bool
+			if r, ok = <-db.writes; !ok {
+				return
+			}
+		}
 		group := []*writeReq{r}
 	more:
-		for len(group) < maxGroup {
+		for len(group) < maxGroup && !r.alone {
 			select {
-			case r, ok := <-db.writes:
+			case r2, ok := <-db.writes:
 				if !ok {
 					break more
 				}
-				group = append(group, r)
+				if r2.alone {
+					next = r2
+					break more
+				}
+				group = append(group, r2)
 			default:
 				break more
 			}
 		}
+		if testHookGroup != nil {
+			testHookGroup(group)
+		}
 		db.runGroup(group)
 	}
 }
+
+// testHookGroup, when set, sees each group before it runs.
+var testHookGroup func([]*writeReq)
 
 // runGroup runs calls in one transaction. With one call its failure rolls
 // the transaction back, as ever; with several each runs in a savepoint.
 // The key usage counts kept in memory ride along as one more call: when
 // they cannot be written they are undone alone and kept for the next group.
 func (db *DB) runGroup(group []*writeReq) {
+	if group[0].alone {
+		db.runCalls(group)
+		return
+	}
 	if touches := db.touches.take(); len(touches) > 0 {
 		w := &writeReq{ctx: context.Background(), done: make(chan writeResult, 1),
 			fn: func(tx *Tx) error { return writeTouches(context.Background(), tx, touches) }}

@@ -417,3 +417,49 @@ func TestTrimIdleReaders(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStepsRunAlone: a maintenance step (txAlone) queued among requests'
+// calls runs in a transaction of its own; the calls queued before it are
+// grouped as ever, and those after it form the next group.
+func TestStepsRunAlone(t *testing.T) {
+	ctx := context.Background()
+	db := mustDB(t)
+	var mu sync.Mutex
+	var groups [][]bool // each group's calls: alone or not
+	testHookGroup = func(g []*writeReq) {
+		mu.Lock()
+		defer mu.Unlock()
+		var a []bool
+		for _, r := range g {
+			a = append(a, r.alone)
+		}
+		groups = append(groups, a)
+	}
+	defer func() { testHookGroup = nil }()
+	release := holdWriter(t, db)
+	var wg sync.WaitGroup
+	for i := range 7 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn := func(tx *Tx) error { _, err := tx.ExecContext(ctx, `SELECT 1`); return err }
+			var err error
+			if i == 3 {
+				err = db.txAlone(ctx, fn)
+			} else {
+				err = db.tx(ctx, fn)
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+		time.Sleep(5 * time.Millisecond) // queue in this order
+	}
+	release()
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if got := fmt.Sprint(groups[1:]); got != "[[false false false] [true] [false false false]]" {
+		t.Fatalf("groups after the held one: %s", got)
+	}
+}

@@ -80,6 +80,56 @@ type GrowthResult struct {
 	Reads       []Latency           `json:"reads"`
 	Export      *ExportFigures      `json:"export,omitempty"`
 	Maintenance *MaintenanceFigures `json:"maintenance,omitempty"`
+	// Steps are the durations of the maintenance steps and backfill chunks
+	// that ran while the server was up, by kind.
+	Steps []StepFigures `json:"steps,omitempty"`
+}
+
+// StepFigures describe the maintenance steps (or backfill chunks) of one
+// kind: how long each held SQLite's writer, from its first statement to
+// its commit, and how long its own statements took (the rest is the
+// commit and the calls of requests grouped into the same transaction).
+type StepFigures struct {
+	Kind    string  `json:"kind"`
+	N       int     `json:"n"`
+	Rows    int     `json:"rows"`
+	Over50  int     `json:"over50ms"`
+	P50ms   float64 `json:"p50Ms"`
+	P99ms   float64 `json:"p99Ms"`
+	MaxMs   float64 `json:"maxMs"`
+	TotalS  float64 `json:"totalSeconds"` // the sum of the held times
+	StmtP99 float64 `json:"statementsP99Ms"`
+	StmtMax float64 `json:"statementsMaxMs"`
+	// Over50Statements counts the steps over 50 ms whose own statements
+	// took more than 50 ms too (the others were slow in their commit).
+	Over50Statements int `json:"over50msByStatements"`
+}
+
+// StepDurations computes a kind's figures from its steps' held and
+// statement times and rows.
+func StepDurations(kind string, held, stmts []time.Duration, rows int) StepFigures {
+	f := StepFigures{Kind: kind, N: len(held), Rows: rows}
+	for i, d := range held {
+		f.TotalS += d.Seconds()
+		if d > 50*time.Millisecond {
+			f.Over50++
+			if stmts[i] > 50*time.Millisecond {
+				f.Over50Statements++
+			}
+		}
+	}
+	f.TotalS = round(f.TotalS, 2)
+	h := append([]time.Duration{}, held...)
+	s := append([]time.Duration{}, stmts...)
+	sort.Slice(h, func(i, j int) bool { return h[i] < h[j] })
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	f.P50ms, f.P99ms = pct(h, 0.50), pct(h, 0.99)
+	f.StmtP99 = pct(s, 0.99)
+	if len(h) > 0 {
+		f.MaxMs = round(float64(h[len(h)-1].Microseconds())/1000, 2)
+		f.StmtMax = round(float64(s[len(s)-1].Microseconds())/1000, 2)
+	}
+	return f
 }
 
 // growthEndpoint is one timed request; who says which credentials it uses.
@@ -444,5 +494,14 @@ func WriteGrowthTable(w io.Writer, r *GrowthResult) {
 	}
 	if m := r.Maintenance; m != nil {
 		fmt.Fprintf(w, "maintenance pass: %.2f s %s\n", m.Seconds, m.Error)
+	}
+	if len(r.Steps) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "steps	n	rows	over 50 ms	(by statements)	p50 ms	p99 ms	max ms	statements p99 ms	statements max ms	")
+		for _, f := range r.Steps {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", f.Kind, f.N, f.Rows, f.Over50, f.Over50Statements,
+				f.P50ms, f.P99ms, f.MaxMs, f.StmtP99, f.StmtMax)
+		}
+		tw.Flush()
 	}
 }
