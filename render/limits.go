@@ -136,7 +136,10 @@ type Options struct {
 
 // Stats describes a finished document.
 type Stats struct {
-	Pages  int   // PDF pages
+	Pages  int   // PDF pages, attached ones included
+	// AttachedPagesBefore and AttachedPagesAfter are the pages of
+	// attachBefore and attachAfter among Pages.
+	AttachedPagesBefore, AttachedPagesAfter int
 	Images int   // distinct images, QR codes and barcodes embedded in a PDF
 	Rows   int   // spreadsheet rows over all sheets
 	Sheets int   // spreadsheet sheets
