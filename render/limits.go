@@ -136,14 +136,14 @@ type Options struct {
 
 // Stats describes a finished document.
 type Stats struct {
-	Pages  int   // PDF pages, attached ones included
+	Pages int // PDF pages, attached ones included
 	// AttachedPagesBefore and AttachedPagesAfter are the pages of
 	// attachBefore and attachAfter among Pages.
 	AttachedPagesBefore, AttachedPagesAfter int
-	Images int   // distinct images, QR codes and barcodes embedded in a PDF
-	Rows   int   // spreadsheet rows over all sheets
-	Sheets int   // spreadsheet sheets
-	Bytes  int64 // size of the output
+	Images                                  int   // distinct images, QR codes and barcodes embedded in a PDF
+	Rows                                    int   // spreadsheet rows over all sheets
+	Sheets                                  int   // spreadsheet sheets
+	Bytes                                   int64 // size of the output
 	// Memory is the most the render held against Limits.Memory at once.
 	Memory int64
 	// PagesUnsettled is set when a PDF whose layout depends on its own page

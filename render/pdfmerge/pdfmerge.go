@@ -34,7 +34,7 @@ const (
 	MaxBytes   = 20 << 20 // the asset library's limit for a PDF
 	MaxPages   = 500
 	MaxObjects = 200_000
-	MaxDepth   = 64  // nesting of arrays and dictionaries, and of the page tree
+	MaxDepth   = 64 // nesting of arrays and dictionaries, and of the page tree
 	maxDecoded = 128 << 20
 	// ReadTimeout bounds parsing one file.
 	ReadTimeout = 10 * time.Second
