@@ -125,6 +125,10 @@ type Options struct {
 	// Assets resolves image sources "asset:<ref>" (nil: a template naming
 	// an asset fails to render, saying so).
 	Assets AssetResolver
+	// RequestAssets resolves the asset references a request sends itself
+	// (attachBefore and attachAfter of PDFOptions): the requesting team's
+	// assets, where Assets are the template owner's. nil: Assets.
+	RequestAssets AssetResolver
 	// Fetch fetches image sources that are https:// URLs (nil: a template
 	// drawing one fails to render, saying so). render never reaches the
 	// network itself: the caller guards addresses, time and size.

@@ -24,6 +24,9 @@ const maxAttachments = 10
 type attachments struct {
 	before, after []string
 	count         bool
+	// requestBefore and requestAfter mark lists the request sent: their
+	// assets are the requesting team's (Options.RequestAssets).
+	requestBefore, requestAfter bool
 }
 
 func (a attachments) empty() bool { return len(a.before) == 0 && len(a.after) == 0 }
@@ -31,10 +34,10 @@ func (a attachments) empty() bool { return len(a.before) == 0 && len(a.after) ==
 // over puts a request's options over the schema's.
 func (a attachments) over(o PDFOptions) attachments {
 	if o.attachBefore != nil {
-		a.before = *o.attachBefore
+		a.before, a.requestBefore = *o.attachBefore, true
 	}
 	if o.attachAfter != nil {
-		a.after = *o.attachAfter
+		a.after, a.requestAfter = *o.attachAfter, true
 	}
 	if o.countAttached != nil {
 		a.count = *o.countAttached
@@ -149,17 +152,22 @@ func (in *docInfo) loadAttachments() error {
 	}
 	at := &attached{}
 	for _, side := range []struct {
-		name  string
-		refs  []string
-		dst   *[]*pdfmerge.Attachment
-		pages *int
-	}{{"attachBefore", a.before, &at.before, &at.pagesBefore}, {"attachAfter", a.after, &at.after, &at.pagesAfter}} {
+		name    string
+		refs    []string
+		request bool
+		dst     *[]*pdfmerge.Attachment
+		pages   *int
+	}{{"attachBefore", a.before, a.requestBefore, &at.before, &at.pagesBefore}, {"attachAfter", a.after, a.requestAfter, &at.after, &at.pagesAfter}} {
+		resolve := in.assets
+		if side.request && in.requestAssets != nil {
+			resolve = in.requestAssets
+		}
 		for i, ref := range side.refs {
 			path := fmt.Sprintf("%s[%d]", side.name, i)
-			if in.assets == nil {
+			if resolve == nil {
 				return &AttachmentError{path, ref, "assets are not available to this render"}
 			}
-			kind, data, err := in.assets(ref)
+			kind, data, err := resolve(ref)
 			if err != nil {
 				return err // the caller's error: a missing asset says so
 			}

@@ -122,7 +122,80 @@ func read(data []byte, conf *model.Configuration) (ctx *model.Context, err error
 	if err := checkPageTree(ctx); err != nil {
 		return nil, err
 	}
+	if err := checkActive(ctx); err != nil {
+		return nil, err
+	}
 	return ctx, nil
+}
+
+// activeActions are the action types a PDF merged into Folio's documents
+// may not hold: they run code, open other files or programs, or send
+// data.
+var activeActions = map[string]string{
+	"JavaScript": "JavaScript", "Launch": "an action that launches a program", "SubmitForm": "a form that submits data",
+	"ImportData": "an action that imports data", "RichMediaExecute": "rich media commands", "GoToE": "an action that opens an embedded file",
+	"Rendition": "a media rendition action", "Sound": "a sound action", "Movie": "a movie action",
+}
+
+// checkActive refuses a PDF with active content anywhere in its objects:
+// JavaScript, launch, submit and import actions, rich media, embedded
+// files, XFA forms. A merged document carries only pages, but a page's
+// annotations come along, and these would come with them.
+func checkActive(ctx *model.Context) error {
+	var walk func(o types.Object, depth int) error
+	walk = func(o types.Object, depth int) error {
+		if depth > MaxDepth {
+			return refuse("the PDF nests objects more than %d levels deep", MaxDepth)
+		}
+		switch v := o.(type) {
+		case types.Dict:
+			return walkDict(v, depth, walk)
+		case types.StreamDict:
+			return walkDict(v.Dict, depth, walk)
+		case types.Array:
+			for _, e := range v {
+				if err := walk(e, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for _, e := range ctx.Table {
+		if e == nil || e.Free || e.Object == nil {
+			continue
+		}
+		if err := walk(e.Object, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func walkDict(d types.Dict, depth int, walk func(types.Object, int) error) error {
+	if s := d.NameEntry("S"); s != nil {
+		if what, ok := activeActions[*s]; ok {
+			return refuse("the PDF contains %s, which Folio does not merge into documents", what)
+		}
+	}
+	if _, ok := d["JS"]; ok {
+		return refuse("the PDF contains JavaScript, which Folio does not merge into documents")
+	}
+	if _, ok := d["XFA"]; ok {
+		return refuse("the PDF contains an XFA form, which Folio does not merge into documents")
+	}
+	if t := d.Type(); t != nil && *t == "EmbeddedFile" {
+		return refuse("the PDF contains embedded files, which Folio does not merge into documents: upload a copy without attachments")
+	}
+	if t := d.Subtype(); t != nil && (*t == "RichMedia" || *t == "Movie" || *t == "Sound" || *t == "Screen" || *t == "3D" || *t == "FileAttachment") {
+		return refuse("the PDF contains a %s annotation, which Folio does not merge into documents", *t)
+	}
+	for _, v := range d {
+		if err := walk(v, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkPageTree walks the page tree within MaxDepth and counts its leaves
