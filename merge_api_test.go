@@ -152,12 +152,57 @@ func TestAttachPDFsThroughAPI(t *testing.T) {
 
 	t.Run("batch, preview and dry run", func(t *testing.T) {
 		b := s.must(200, "POST", "/api/v1/documents/generate/batch", key, map[string]any{"templateId": id, "format": "pdf",
-			"attachBefore": []any{}, "documents": []any{map[string]any{"variables": vars}, map[string]any{"variables": map[string]any{"number": "2026-8"}}}})
+			"attachBefore": []any{}, "documents": []any{map[string]any{"variables": vars}, map[string]any{"variables": map[string]any{"number": "2026-8"}},
+				map[string]any{"variables": map[string]any{"number": "2026-9"}, "filename": "Third contract"}}})
+		if b.str("combinedUrl") != "" {
+			t.Errorf("a processing batch shows a combined file: %s", b.raw)
+		}
 		batch := s.waitBatch(key, b.str("batchId"))
 		docs, _ := batch.get("documents").([]any)
-		if len(docs) != 2 {
+		if len(docs) != 3 {
 			t.Fatalf("batch: %s", batch.raw)
 		}
+		// The batch as one file, a bookmark per document over its own.
+		url := batch.str("combinedUrl")
+		if url == "" || batch.str("combinedExpiresAt") == "" {
+			t.Fatalf("no combinedUrl: %s", batch.raw)
+		}
+		status, h, combined := s.download(url)
+		if status != 200 || h.Get("Content-Type") != "application/pdf" {
+			t.Fatalf("combined: %d %s", status, combined)
+		}
+		if info, _ := poppler(t, combined, "pdfinfo"); !strings.Contains(info, "Pages:           12") {
+			t.Errorf("combined pdfinfo:\n%s", info)
+		}
+		out, _ := poppler(t, combined, "qpdf", "--json", "--json-key=outlines")
+		var o struct {
+			Outlines []struct {
+				Title string `json:"title"`
+				Page  int    `json:"destpageposfrom1"`
+				Kids  []struct {
+					Title string `json:"title"`
+					Page  int    `json:"destpageposfrom1"`
+				} `json:"kids"`
+			} `json:"outlines"`
+		}
+		if err := json.Unmarshal([]byte(out), &o); err != nil || len(o.Outlines) != 3 {
+			t.Fatalf("combined outline: %v %s", err, out)
+		}
+		for i, want := range []struct {
+			title string
+			page  int
+			kid   string
+		}{{"1. Contract 2026-7", 1, "Contract 2026-7"}, {"2. Contract 2026-8", 5, "Contract 2026-8"}, {"3. Third contract", 9, "Contract 2026-9"}} {
+			got := o.Outlines[i]
+			if got.Title != want.title || got.Page != want.page || len(got.Kids) != 1 || got.Kids[0].Title != want.kid || got.Kids[0].Page != want.page {
+				t.Errorf("bookmark %d: %+v, want %+v", i+1, got, want)
+			}
+		}
+		if pages := pdfPages(t, combined); len(pages) != 12 || !strings.Contains(pages[4], "Contract 2026-8") || !strings.Contains(pages[11], "TERMS TWO") {
+			t.Errorf("combined pages:\n%s", strings.Join(pages, "\n----\n"))
+		}
+		s.wantDownloadDenied(strings.Replace(url, "signature=", "signature=0", 1))
+		s.wantDownloadDenied(strings.Replace(strings.Replace(url, "/batches/", "/jobs/", 1), "/combined?", "/download?", 1))
 		_, _, pdf := s.download(docs[1].(map[string]any)["downloadUrl"].(string))
 		pages := pdfPages(t, pdf)
 		if len(pages) != 4 || !strings.Contains(pages[0], "Contract 2026-8") || !strings.Contains(pages[3], "TERMS TWO") {

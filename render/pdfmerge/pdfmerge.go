@@ -471,10 +471,49 @@ func readOwn(data []byte) (*model.Context, error) {
 	return ctx, nil
 }
 
-// Document is one document of a combined file and its bookmark's title.
+// Document is one document of a combined file and its bookmark's title:
+// Prefix and Title, or Prefix and the document's own title (its Info
+// dictionary's) when Title is empty.
 type Document struct {
-	PDF   []byte
-	Title string
+	PDF           []byte
+	Prefix, Title string
+}
+
+// title is d's bookmark title, ctx being d read.
+func (d Document) title(ctx *model.Context) string {
+	t := d.Title
+	if t == "" {
+		t = infoTitle(ctx)
+	}
+	return strings.TrimSpace(d.Prefix + t)
+}
+
+// infoTitle is the Title of ctx's Info dictionary.
+func infoTitle(ctx *model.Context) string {
+	if ctx.Info == nil {
+		return ""
+	}
+	d, err := ctx.DereferenceDict(*ctx.Info)
+	if err != nil || d == nil {
+		return ""
+	}
+	o, err := ctx.Dereference(d["Title"])
+	if err != nil || o == nil {
+		return ""
+	}
+	switch v := o.(type) {
+	case types.StringLiteral:
+		s, err := types.StringLiteralToString(v)
+		if err == nil {
+			return s
+		}
+	case types.HexLiteral:
+		s, err := types.HexLiteralToString(v)
+		if err == nil {
+			return s
+		}
+	}
+	return ""
 }
 
 // Combine concatenates documents (PDFs Folio wrote) into one file with one
@@ -495,7 +534,7 @@ func Combine(docs []Document) (out []byte, err error) {
 	}
 	dest.Configuration.CreateBookmarks = true
 	dest.Configuration.MergeBookmarkMode = model.MergeBookmarkModeWrap
-	if err := pdfcpu.EnsureOutlines(dest, docs[0].Title, false); err != nil {
+	if err := pdfcpu.EnsureOutlines(dest, docs[0].title(dest), false); err != nil {
 		return nil, fmt.Errorf("pdfmerge: %w", err)
 	}
 	for _, d := range docs[1:] {
@@ -514,7 +553,7 @@ func Combine(docs []Document) (out []byte, err error) {
 				delete(root, k)
 			}
 		}
-		if err := pdfcpu.MergeXRefTables(d.Title, src, dest, false, false); err != nil {
+		if err := pdfcpu.MergeXRefTables(d.title(src), src, dest, false, false); err != nil {
 			return nil, fmt.Errorf("pdfmerge: %w", err)
 		}
 	}
