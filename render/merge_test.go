@@ -4,8 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"folio/render/pdfmerge"
 )
 
 // attachAssets serves PDFs rendered by the engine as the assets a
@@ -211,5 +216,66 @@ func TestAttachErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v", tc.ref, err)
 		}
+	}
+}
+
+// TestMergeKeepsTheCatalog: the generated document's catalog entries that
+// the e-invoice and signature work rely on (associated files, embedded
+// files, XMP metadata, output intents, language) are the merged file's;
+// the attachments bring their pages only.
+func TestMergeKeepsTheCatalog(t *testing.T) {
+	if err := exec.Command(pdfaPython, "-c", "import pikepdf").Run(); err != nil {
+		t.Skip("python3-pikepdf not installed")
+	}
+	tpl := businessTemplate(t, `"pdfa":"3b",`)
+	gen := MustRender(t, tpl, businessValues, Options{})
+	// What the e-invoice step adds: factur-x.xml as an embedded and
+	// associated file (written here with pikepdf).
+	withXML := filepath.Join(t.TempDir(), "facturx.pdf")
+	if out, err := exec.Command(pdfaPython, "-c", `import pikepdf, sys
+p = pikepdf.open(sys.argv[1])
+p.attachments["factur-x.xml"] = pikepdf.AttachedFileSpec(p, b"<rsm:CrossIndustryInvoice/>", filename="factur-x.xml", mime_type="text/xml")
+spec = p.Root.Names.EmbeddedFiles.Names[1]
+spec.AFRelationship = pikepdf.Name.Data
+p.Root.AF = pikepdf.Array([spec])
+p.save(sys.argv[2])`, writeTemp(t, gen), withXML).CombinedOutput(); err != nil {
+		t.Fatalf("pikepdf: %v\n%s", err, out)
+	}
+	generated, err := os.ReadFile(withXML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets := attachAssets(t)
+	open := func(ref string) *pdfmerge.Attachment {
+		_, data, _ := assets(ref)
+		a, err := pdfmerge.Open(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	merged, err := pdfmerge.Merge(generated, []*pdfmerge.Attachment{open("a-cover")}, []*pdfmerge.Attachment{open("terms")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := writeTemp(t, merged)
+	out, err := exec.Command(pdfaPython, "-c", `import pikepdf, sys
+p = pikepdf.open(sys.argv[1])
+r = p.Root
+print(sorted(k for k in r.keys()))
+print(r.Lang, len(p.pages), r.AF[0].F, r.OutputIntents[0].S)`, path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pikepdf: %v\n%s", err, out)
+	}
+	for _, want := range []string{"'/AF'", "'/Lang'", "'/Metadata'", "'/Names'", "'/OutputIntents'", "'/Outlines'", "de-DE 6 factur-x.xml /GTS_PDFA1"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("merged catalog lacks %s:\n%s", want, out)
+		}
+	}
+	if list := runTool(t, "pdfdetach", merged, "-list"); !strings.Contains(list, "factur-x.xml") {
+		t.Errorf("pdfdetach -list:\n%s", list)
+	}
+	if v := CheckPDFA(t, merged, "3", "B"); len(v) > 0 {
+		t.Errorf("merged PDF/A-3b with factur-x.xml:\n%s", strings.Join(v, "\n"))
 	}
 }
