@@ -202,6 +202,14 @@ func TestAttachPDFsThroughAPI(t *testing.T) {
 			t.Errorf("combined pages:\n%s", strings.Join(pages, "\n----\n"))
 		}
 		s.wantDownloadDenied(strings.Replace(url, "signature=", "signature=0", 1))
+		// Encrypted documents are not combined: each has its own passwords.
+		e := s.must(200, "POST", "/api/v1/documents/generate/batch", key, map[string]any{"templateId": id, "format": "pdf",
+			"documents": []any{map[string]any{"variables": vars, "encrypt": map[string]any{"userPassword": "pw-Comb-1"}}}})
+		eb := s.waitBatch(key, e.str("batchId"))
+		if eb.str("combinedUrl") == "" {
+			t.Fatalf("no combinedUrl: %s", eb.raw)
+		}
+		s.wantError(s.do("GET", eb.str("combinedUrl"), "", nil), 400, "ERR_VALID_003")
 		s.wantDownloadDenied(strings.Replace(strings.Replace(url, "/batches/", "/jobs/", 1), "/combined?", "/download?", 1))
 		_, _, pdf := s.download(docs[1].(map[string]any)["downloadUrl"].(string))
 		pages := pdfPages(t, pdf)

@@ -348,6 +348,9 @@ func appendDoc(dest, src *model.Context, name string) error {
 	for _, k := range attachedKeys {
 		delete(root, k)
 	}
+	if err := freeUnreachable(src); err != nil {
+		return err
+	}
 	return pdfcpu.MergeXRefTables(name, src, dest, false, false)
 }
 
@@ -410,6 +413,57 @@ func write(ctx *model.Context, enc *Encryption) ([]byte, error) {
 		copy(b[5:8], version.String())
 	}
 	return b, nil
+}
+
+// freeUnreachable frees the objects of a PDF about to be merged that
+// nothing refers to any more (its dropped catalog entries, old object and
+// xref streams): pdfcpu would leave them out of the merged file's
+// cross-reference table but count them in its /Size, which qpdf warns
+// about. (Not for a destination: pdfcpu keeps name trees it has located
+// in memory and links them only when writing.)
+func freeUnreachable(ctx *model.Context) error {
+	reached := map[int]bool{}
+	var stack []types.Object
+	if ctx.Root != nil {
+		stack = append(stack, *ctx.Root)
+	}
+	if ctx.Info != nil {
+		stack = append(stack, *ctx.Info)
+	}
+	for len(stack) > 0 {
+		o := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch v := o.(type) {
+		case types.IndirectRef:
+			n := v.ObjectNumber.Value()
+			if reached[n] {
+				continue
+			}
+			reached[n] = true
+			if e, ok := ctx.Table[n]; ok && e != nil && !e.Free && e.Object != nil {
+				stack = append(stack, e.Object)
+			}
+		case types.Dict:
+			for _, x := range v {
+				stack = append(stack, x)
+			}
+		case types.StreamDict:
+			for _, x := range v.Dict {
+				stack = append(stack, x)
+			}
+		case types.Array:
+			stack = append(stack, v...)
+		}
+	}
+	for n, e := range ctx.Table {
+		if n == 0 || e == nil || e.Free || reached[n] {
+			continue
+		}
+		if err := ctx.FreeObject(n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Merge puts the pages of before and after around the generated PDF's and
@@ -552,6 +606,9 @@ func Combine(docs []Document) (out []byte, err error) {
 			if k != "Outlines" {
 				delete(root, k)
 			}
+		}
+		if err := freeUnreachable(src); err != nil {
+			return nil, err
 		}
 		if err := pdfcpu.MergeXRefTables(d.title(src), src, dest, false, false); err != nil {
 			return nil, fmt.Errorf("pdfmerge: %w", err)
