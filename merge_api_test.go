@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -289,4 +291,47 @@ func TestAttachPDFsThroughAPI(t *testing.T) {
 			t.Errorf("B's own attachments: %d pages", len(pages))
 		}
 	})
+}
+
+// paddedPDF is a valid one-page PDF of exactly n bytes: its content
+// stream is padded with spaces.
+func paddedPDF(t *testing.T, n int) []byte {
+	t.Helper()
+	build := func(pad int) []byte {
+		content := "BT /F1 12 Tf 72 720 Td (Quota) Tj ET" + strings.Repeat(" ", pad)
+		objs := []string{
+			"<< /Type /Catalog /Pages 2 0 R >>",
+			"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+			"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+			fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content),
+			"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+		}
+		var b bytes.Buffer
+		b.WriteString("%PDF-1.4\n")
+		offsets := make([]int, len(objs))
+		for i, o := range objs {
+			offsets[i] = b.Len()
+			fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+		}
+		xref := b.Len()
+		fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
+		for _, off := range offsets {
+			fmt.Fprintf(&b, "%010d 00000 n \n", off)
+		}
+		fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
+		return b.Bytes()
+	}
+	pad := 0
+	for range 5 {
+		b := build(pad)
+		if len(b) == n {
+			return b
+		}
+		pad += n - len(b)
+		if pad < 0 {
+			t.Fatalf("a PDF of %d bytes is too small", n)
+		}
+	}
+	t.Fatalf("no PDF of exactly %d bytes", n)
+	return nil
 }
