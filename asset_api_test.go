@@ -185,12 +185,7 @@ func TestAssetQuota(t *testing.T) {
 	t.Cleanup(func() { app.Plans["free"] = free })
 	s := startServer(t, func(c *Config) { c.DefaultPlan = "free" })
 	u := s.signup("Quota")
-	pdf := func(n int) []byte {
-		b := bytes.Repeat([]byte{' '}, n)
-		copy(b, "%PDF-1.4\n")
-		copy(b[n-6:], "%%EOF\n")
-		return b
-	}
+	pdf := func(n int) []byte { return paddedPDF(t, n) }
 	s.must(200, "POST", "/api/assets", u.token, map[string]any{"name": "a", "contentBase64": b64(pdf(30 << 10))})
 	r := s.do("POST", "/api/assets", u.token, map[string]any{"name": "b", "contentBase64": b64(pdf(11 << 10))})
 	s.wantError(r, 429, "ERR_QUOTA_012")

@@ -446,6 +446,7 @@ var exampleCalls = map[string]exampleCall{
 		return map[string]string{"job_old1": w.ids["jobDelBulk"], "job_old2": "job_gone"}
 	}},
 	"GET /api/v1/documents/jobs/{jobId}/download":                           {as: "-"},
+	"GET /api/v1/documents/batches/{batchId}/combined":                      {as: "-"},
 	"DELETE /api/v1/webhook-subscriptions/{id}":                             {params: map[string]string{"id": "subDel"}},
 	"POST /api/v1/webhook-subscriptions/{id}/deliveries/{deliveryId}/retry": {params: map[string]string{"id": "sub"}},
 }
@@ -581,6 +582,9 @@ func (w *exampleWorld) run(t *testing.T, key string, op openAPIOp) {
 	target := path
 	if key == "GET /api/v1/documents/jobs/{jobId}/download" {
 		target = w.ids["download"]
+	}
+	if key == "GET /api/v1/documents/batches/{batchId}/combined" {
+		target = w.s.waitBatch(w.tok["key"], w.ids["batch"]).str("combinedUrl")
 	}
 	token := ""
 	if who != "-" {

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/image/math/fixed"
 
 	"folio/render"
+	"folio/render/pdfmerge"
 )
 
 // Upload bounds per kind of asset. A font of a CJK script is 10-20 MB; a
@@ -123,9 +124,11 @@ func checkRaster(data []byte) (*checked, error) {
 		decode: func() error { return render.DecodeImage(data) }, decodeCost: info.Cost}, nil
 }
 
-// checkPDF checks only what a PDF starts and ends with. Reading its
-// objects waits for the business-PDF work (attachBefore/After), which will
-// parse it with a PDF library before using it.
+// checkPDF reads a PDF as attachBefore/attachAfter will (pdfmerge.Inspect,
+// with pdfcpu): parsed and validated within bounds (20 MB, 500 pages,
+// 200,000 objects, nesting 64, 10 s), not encrypted, without active
+// content, and merged and written once on trial. A panic inside the
+// library is a refusal (checkAsset recovers too).
 func checkPDF(data []byte) (*checked, error) {
 	if len(data) < 8 || !(data[5] == '1' || data[5] == '2') || data[6] != '.' {
 		return nil, errAsset("the PDF header is not %%PDF-1.x or %%PDF-2.0")
@@ -133,6 +136,9 @@ func checkPDF(data []byte) (*checked, error) {
 	tail := data[max(0, len(data)-1024):]
 	if !bytes.Contains(tail, []byte("%%EOF")) {
 		return nil, errAsset("the PDF has no %%%%EOF marker at its end: it is truncated or not a PDF")
+	}
+	if _, err := pdfmerge.Inspect(data); err != nil {
+		return nil, errAsset("%s", upperFirst(err.Error()))
 	}
 	return &checked{kind: AssetPDF, format: "pdf", contentType: "application/pdf"}, nil
 }

@@ -37,7 +37,10 @@ func TestCheckAssetKinds(t *testing.T) {
 		{"ttf", AssetFont, "ttf", goregular.TTF},
 		{"otf", AssetFont, "otf", otf},
 		{"svg", AssetImage, "svg", []byte(`<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="20" height="10"><defs><linearGradient id="g"/></defs><rect fill="url(#g)" width="20" height="10"/><use href="#g"/></svg>`)},
-		{"pdf", AssetPDF, "pdf", []byte("%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n")},
+		{"pdf", AssetPDF, "pdf", readAsset(t, "terms.pdf")},
+		{"pdf with object streams", AssetPDF, "pdf", readAsset(t, "terms-objstm.pdf")},
+		{"pdf/a", AssetPDF, "pdf", readAsset(t, "pdfa-cover.pdf")},
+		{"minimal pdf", AssetPDF, "pdf", minimalPDF(pageObjects("", "")...)},
 	}
 	for _, c := range cases {
 		got, err := checkAsset(c.data)

@@ -107,6 +107,11 @@ type BatchView struct {
 	FailedDocuments    int        `json:"failedDocuments"`
 	CreatedAt          time.Time  `json:"createdAt"`
 	CompletedAt        *time.Time `json:"completedAt,omitempty"`
+	// CombinedURL is a signed link to the batch's completed PDF documents
+	// as one file with a bookmark each (combine.go), once the batch has
+	// ended; it expires with the first of their links.
+	CombinedURL       string     `json:"combinedUrl,omitempty"`
+	CombinedExpiresAt *time.Time `json:"combinedExpiresAt,omitempty"`
 }
 
 // BatchEntry is one entry of a batch's documents list.

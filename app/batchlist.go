@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"folio/render"
 )
 
 // A poll of a batch (GET /api/v1/documents/batches/:id) reads the batch row
@@ -273,7 +275,11 @@ func (s *DocumentService) encodeList(b *Batch, l *batchList, now time.Time) {
 		}
 	}
 	l.until = until
-	head, _ := json.Marshal(s.batchView(b))
+	view := s.batchView(b)
+	if b.Status == StatusCompleted && b.Format == string(render.PDF) && !until.IsZero() {
+		view.CombinedURL, view.CombinedExpiresAt = s.Downloads.CombinedURL(b.ID, until), &until
+	}
+	head, _ := json.Marshal(view)
 	n := len(head) + 16
 	for _, d := range l.docs {
 		n += len(d.json) + 1

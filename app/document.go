@@ -339,6 +339,8 @@ func (s *DocumentService) documentOptions(ctx context.Context, t *Template, team
 	o := s.renderOptions(interactive)
 	o.Title, o.Created = t.Name, created.UTC()
 	o.Assets = s.Templates.assetResolver(ctx, t.TeamID) // the owner's assets, whoever generates
+	// What the request names itself (attachBefore/After) is the caller's.
+	o.RequestAssets = s.Templates.assetResolver(ctx, teamID)
 	o.Fetch = s.Templates.Images.Resolver(t.TeamID)
 	if teamID != "" {
 		if team, err := s.Teams.FindTeam(ctx, teamID); err == nil {

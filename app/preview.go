@@ -343,11 +343,21 @@ type DryRunIssue struct {
 // figures preview reports in its X-Folio-* headers. When a limit stops the
 // render, the figure of that limit is how far it got (at least max + 1).
 type Prediction struct {
-	Pages  int   `json:"pages"`
-	Images int   `json:"images"`
-	Rows   int   `json:"rows"`
-	Sheets int   `json:"sheets"`
-	Bytes  int64 `json:"bytes"`
+	// Pages counts the attached PDFs' pages too; AttachedPages says how
+	// many of them were attachBefore's and attachAfter's.
+	Pages         int            `json:"pages"`
+	AttachedPages *AttachedPages `json:"attachedPages,omitempty"`
+	Images        int            `json:"images"`
+	Rows          int            `json:"rows"`
+	Sheets        int            `json:"sheets"`
+	Bytes         int64          `json:"bytes"`
+}
+
+// AttachedPages are the pages of attachBefore's and attachAfter's PDFs
+// in a document.
+type AttachedPages struct {
+	Before int `json:"before"`
+	After  int `json:"after"`
 }
 
 // DryRunLimits are the limits a document is checked against, and the
@@ -436,6 +446,9 @@ func (s *DocumentService) dryRender(ctx context.Context, t *Template, ct *render
 	opts.PDF = pdf
 	st, err := ct.Render(ctx, io.Discard, render.Format(format), values, opts)
 	c.Predicted = Prediction{Pages: st.Pages, Images: st.Images, Rows: st.Rows, Sheets: st.Sheets, Bytes: st.Bytes}
+	if st.AttachedPagesBefore+st.AttachedPagesAfter > 0 {
+		c.Predicted.AttachedPages = &AttachedPages{Before: st.AttachedPagesBefore, After: st.AttachedPagesAfter}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return c, ctx.Err()

@@ -528,9 +528,12 @@ func renderError(err error, timeout time.Duration) *Error {
 	var ee *render.ExpressionError
 	var ae *Error
 	var ie *render.EInvoiceError
+	var att *render.AttachmentError
 	switch {
 	case errors.As(err, &ie):
 		return eInvoiceError(ie)
+	case errors.As(err, &att):
+		return (&Error{Code: ECodeAssetInvalid, Message: att.Error()}).WithInfo("field", att.Path, "reference", "asset:"+att.Ref)
 	case errors.As(err, &le):
 		return (&Error{Code: le.Code, Message: le.Error()}).WithInfo("limit", le.Limit, "actual", le.Actual, "max", le.Max)
 	case errors.As(err, &ee):

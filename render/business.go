@@ -39,6 +39,13 @@ type PDFRequest struct {
 	// EInvoice is {profile} (factur-x-en16931, factur-x-basic,
 	// xrechnung-cii, ubl) over the schema's einvoice.profile, or false.
 	EInvoice json.RawMessage `json:"einvoice,omitempty"`
+	// AttachBefore and AttachAfter are lists of PDF assets ("asset:<name
+	// or id>") whose pages go before and after the generated ones; [] turns
+	// off the template's (merge.go).
+	AttachBefore json.RawMessage `json:"attachBefore,omitempty"`
+	AttachAfter  json.RawMessage `json:"attachAfter,omitempty"`
+	// CountAttachedPages makes "page" and "pages" count the attached pages.
+	CountAttachedPages json.RawMessage `json:"countAttachedPages,omitempty"`
 }
 
 // Stored is the request without its secrets: what a job may record.
@@ -49,7 +56,8 @@ func (r PDFRequest) Stored() PDFRequest {
 
 // Empty reports whether the request sets no option.
 func (r PDFRequest) Empty() bool {
-	return len(r.PDFA) == 0 && len(r.Watermark) == 0 && len(r.Encrypt) == 0 && len(r.DocumentMetadata) == 0 && len(r.EInvoice) == 0
+	return len(r.PDFA) == 0 && len(r.Watermark) == 0 && len(r.Encrypt) == 0 && len(r.DocumentMetadata) == 0 && len(r.EInvoice) == 0 &&
+		len(r.AttachBefore) == 0 && len(r.AttachAfter) == 0 && len(r.CountAttachedPages) == 0
 }
 
 // PDFOptions are checked business PDF options (ParsePDFOptions) plus what
@@ -60,6 +68,10 @@ type PDFOptions struct {
 	metadata  *requestMetadata
 	encrypt   *Encryption
 	einvoice  *einvoiceRequest // nil: the schema's profile
+	// attachBefore and attachAfter are asset references (nil: the
+	// schema's); countAttached nil keeps the schema's countAttachedPages.
+	attachBefore, attachAfter *[]string
+	countAttached             *bool
 	// Draft stamps "DRAFT" on every page unless the template or the
 	// request sets a watermark (previews).
 	Draft bool
@@ -88,6 +100,10 @@ func (o PDFOptions) PDFOnly() string {
 		return "pdfa"
 	case o.watermark != nil && !o.watermark.off:
 		return "watermark"
+	case o.attachBefore != nil && len(*o.attachBefore) > 0:
+		return "attachBefore"
+	case o.attachAfter != nil && len(*o.attachAfter) > 0:
+		return "attachAfter"
 	}
 	return ""
 }
@@ -115,6 +131,7 @@ type requestMetadata struct {
 type businessOptions struct {
 	pdfa      pdfaLevel
 	watermark *watermark
+	attach    attachments
 }
 
 // business is what one render applies: the schema's options with the
@@ -125,6 +142,9 @@ type business struct {
 	encrypt   *Encryption
 	modified  time.Time
 	einvoice  einvoiceRun // the e-invoice profile in force and, once built, its XML
+	attach    attachments
+	// attached are the attachments read for this render (merge.go).
+	attached *attached
 }
 
 // parseBusiness reads the schema's pdfa and watermark; encrypt is
@@ -142,6 +162,7 @@ func (c *compiler) parseBusiness(o object) businessOptions {
 	if o.present("encrypt") {
 		c.add("schema.encrypt", "is set per request only: passwords are never stored with a template")
 	}
+	b.attach = c.parseAttachments("schema", o)
 	return b
 }
 
@@ -197,6 +218,7 @@ func ParsePDFOptions(r PDFRequest) (PDFOptions, error) {
 	if isNull(r.EInvoice) {
 		o.einvoice = c.parseEInvoiceRequest("einvoice", r.EInvoice)
 	}
+	c.parseRequestAttachments(r, &o)
 	if o.encrypt != nil && o.pdfa != nil && o.pdfa.part != 0 {
 		c.add("encrypt", "cannot be combined with pdfa: PDF/A forbids encryption")
 	}
@@ -351,6 +373,7 @@ func (t *Template) resolveBusiness(in *docInfo, o PDFOptions) error {
 	if facturX(b.einvoice.profile) && b.pdfa.part != 3 {
 		b.pdfa = pdfaLevel{3, 'B'} // Factur-X is a PDF/A-3 with the XML inside
 	}
+	b.attach = t.doc.business.attach.over(o)
 	if m := o.metadata; m != nil {
 		for _, f := range []struct {
 			src *string

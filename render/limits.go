@@ -125,6 +125,10 @@ type Options struct {
 	// Assets resolves image sources "asset:<ref>" (nil: a template naming
 	// an asset fails to render, saying so).
 	Assets AssetResolver
+	// RequestAssets resolves the asset references a request sends itself
+	// (attachBefore and attachAfter of PDFOptions): the requesting team's
+	// assets, where Assets are the template owner's. nil: Assets.
+	RequestAssets AssetResolver
 	// Fetch fetches image sources that are https:// URLs (nil: a template
 	// drawing one fails to render, saying so). render never reaches the
 	// network itself: the caller guards addresses, time and size.
@@ -136,11 +140,14 @@ type Options struct {
 
 // Stats describes a finished document.
 type Stats struct {
-	Pages  int   // PDF pages
-	Images int   // distinct images, QR codes and barcodes embedded in a PDF
-	Rows   int   // spreadsheet rows over all sheets
-	Sheets int   // spreadsheet sheets
-	Bytes  int64 // size of the output
+	Pages int // PDF pages, attached ones included
+	// AttachedPagesBefore and AttachedPagesAfter are the pages of
+	// attachBefore and attachAfter among Pages.
+	AttachedPagesBefore, AttachedPagesAfter int
+	Images                                  int   // distinct images, QR codes and barcodes embedded in a PDF
+	Rows                                    int   // spreadsheet rows over all sheets
+	Sheets                                  int   // spreadsheet sheets
+	Bytes                                   int64 // size of the output
 	// Memory is the most the render held against Limits.Memory at once.
 	Memory int64
 	// PagesUnsettled is set when a PDF whose layout depends on its own page

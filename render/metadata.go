@@ -57,6 +57,7 @@ type docInfo struct {
 	title, author, subject, keywords, language string
 	created                                    time.Time
 	assets                                     AssetResolver
+	requestAssets                              AssetResolver // the request's own references (Options.RequestAssets)
 	fetch                                      ImageFetcher
 	biz                                        business // pdfa, watermark, encryption (business.go)
 }
@@ -65,7 +66,7 @@ type docInfo struct {
 // metadata over opts, and a creation date of fixedDate when neither gives
 // one (render has no clock).
 func (t *Template) info(values map[string]any, opts Options, limits Limits) (docInfo, error) {
-	in := docInfo{title: opts.Title, author: opts.Author, created: opts.Created, assets: opts.Assets,
+	in := docInfo{title: opts.Title, author: opts.Author, created: opts.Created, assets: opts.Assets, requestAssets: opts.RequestAssets,
 		fetch: fetchOnce(opts.Fetch, limits.Images, limits.Memory/2)}
 	if t.fmt != nil && !t.fmt.loc.IsZero() {
 		in.language = t.fmt.loc.String() // the schema's metadata.language wins

@@ -68,7 +68,14 @@ type pdfWriter struct {
 	links    *pdfLinks           // anchors, bookmarks and headings drawn (pdf_links.go)
 	tocIn    []heading           // the headings a table of contents lists: the last pass's
 	wm       *watermark          // stamped over the pages when they are done (watermark.go)
+	// offset is what "page" adds to a generated page's number, and extra
+	// what "pages" adds to their count: the pages attached before, and
+	// before and after, when countAttachedPages is set (merge.go).
+	offset, extra int
 }
+
+// shown is the number "page" shows on generated page n.
+func (p *pdfWriter) shown(n int) int { return n + p.offset }
 
 // headingsDrawn returns the headings the layout drew.
 func (p *pdfWriter) headingsDrawn() []heading {
@@ -104,6 +111,14 @@ const MaxLayoutPasses = 3
 const maxTOCPasses = 4
 
 func (t *Template) renderPDF(ctx context.Context, w io.Writer, values map[string]any, limits Limits, info docInfo) (Stats, error) {
+	if err := info.loadAttachments(); err != nil {
+		return Stats{}, err
+	}
+	merging := info
+	if info.biz.attached != nil {
+		// The merged file is encrypted, not the generated one (merge.go).
+		info.biz.encrypt = nil
+	}
 	var pages any
 	if t.pagesInExpression {
 		// Something computes with the page total, or a header or footer is
@@ -155,10 +170,30 @@ func (t *Template) renderPDF(ctx context.Context, w io.Writer, values map[string
 	if buf.over {
 		return p.stats(buf.n), newLimitError(LimitBytes, buf.n, limits.Bytes)
 	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
+	out := buf.Bytes()
+	st := p.stats(int64(buf.Len()))
+	if at := merging.biz.attached; at != nil {
+		// pdfcpu holds each file parsed, and the merged one is written
+		// beside the generated one.
+		if err := p.mem.hold(4*(at.bytes+int64(len(out))) + 2*int64(len(out))); err != nil {
+			return st, err
+		}
+		merged, err := merging.mergeAttached(out)
+		if err != nil {
+			return st, err
+		}
+		if int64(len(merged)) > limits.Bytes {
+			return st, newLimitError(LimitBytes, int64(len(merged)), limits.Bytes)
+		}
+		out = merged
+		st.Pages += at.pagesBefore + at.pagesAfter
+		st.AttachedPagesBefore, st.AttachedPagesAfter = at.pagesBefore, at.pagesAfter
+		st.Bytes = int64(len(out))
+		st.Memory = p.mem.peak
+	}
+	if _, err := w.Write(out); err != nil {
 		return Stats{}, err
 	}
-	st := p.stats(int64(buf.Len()))
 	// The last pass was laid out with the count of the one before.
 	st.PagesUnsettled = t.pagesInExpression && p.f.PageNo() != p.total ||
 		t.hasTOC && !sameHeadings(p.headingsDrawn(), p.tocIn)
@@ -230,8 +265,10 @@ func (t *Template) layoutPDF(ctx context.Context, values map[string]any, limits 
 		tocIn:   toc,
 	}
 	*out = p
+	p.offset, p.extra = info.biz.pageOffsets()
 	if n, ok := pages.(int); ok {
 		p.total = n
+		p.pages = n + p.extra
 	}
 	p.values = p.ev.env(values, 2)
 	p.pageW, p.pageH = f.GetPageSize()
@@ -305,7 +342,7 @@ func (p *pdfWriter) pageEnv(page int) map[string]any {
 	for k, v := range p.values {
 		env[k] = v
 	}
-	env["page"] = page
+	env["page"] = p.shown(page)
 	env["pages"] = p.pages
 	return env
 }
@@ -330,7 +367,7 @@ func (p *pdfWriter) newPage() error {
 		return p.err
 	}
 	n := p.f.PageNo()
-	p.values["page"] = n
+	p.values["page"] = p.shown(n)
 	p.bodyTop = p.f.GetY()
 	p.y = p.bodyTop
 	p.pageEnd = p.bodyTop
@@ -562,7 +599,7 @@ type countedLine struct {
 // drawCounted draws the lines showing the page count (fpdf close hook).
 func (p *pdfWriter) drawCounted() {
 	last := p.f.PageNo()
-	total := strconv.Itoa(last)
+	total := strconv.Itoa(last + p.extra)
 	for _, c := range p.counted {
 		p.f.SetPage(c.page)
 		p.f.SetTextColor(c.st.color[0], c.st.color[1], c.st.color[2])

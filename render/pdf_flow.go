@@ -107,9 +107,9 @@ func (p *pdfWriter) drawSeq(boxes []*box, x, y float64) {
 		if i > 0 {
 			y += b.before
 		}
-		b.onPage(p.f.PageNo())
+		b.onPage(p.shown(p.f.PageNo()))
 		if b.header != nil && b.first {
-			b.header.onPage(p.f.PageNo())
+			b.header.onPage(p.shown(p.f.PageNo()))
 			b.header.draw(x, y)
 			y += b.header.h
 		}
@@ -298,10 +298,10 @@ func (p *pdfWriter) tryPlace(y *float64, x float64, b *box) bool {
 	if !atTop {
 		top += b.before
 	}
-	b.onPage(p.f.PageNo())
+	b.onPage(p.shown(p.f.PageNo()))
 	withHeader := b.header != nil && (b.first || atTop)
 	if withHeader {
-		b.header.onPage(p.f.PageNo())
+		b.header.onPage(p.shown(p.f.PageNo()))
 	}
 	continuedAbove := b.table != nil && atTop && !b.first
 	need := b.h

@@ -40,13 +40,13 @@ func (p *pdfWriter) collectOne(c *component, env map[string]any, w float64) ([]*
 func (p *pdfWriter) layoutKept(c *component, env map[string]any, w float64) error {
 	iterations := p.iterations
 	page := p.f.PageNo()
-	boxes, err := p.collectOne(c, withPage(env, page), w)
+	boxes, err := p.collectOne(c, withPage(env, p.shown(page)), w)
 	if err != nil || len(boxes) == 0 {
 		return err
 	}
 	if seqHeight(boxes) > p.bottom-p.bodyTop+epsilon {
 		p.iterations = iterations // the loops inside are laid out again
-		return p.layout(c, withPage(env, page), w, p.body)
+		return p.layout(c, withPage(env, p.shown(page)), w, p.body)
 	}
 	group := append(append([]*box{}, p.body.held...), boxes...)
 	if !p.fits(p.y, group) {
@@ -74,7 +74,7 @@ func (p *pdfWriter) layoutKept(c *component, env map[string]any, w float64) erro
 		p.body.held = held
 		if c.pageAware && p.f.PageNo() != page {
 			p.iterations = iterations
-			if boxes, err = p.collectOne(c, withPage(env, p.f.PageNo()), w); err != nil {
+			if boxes, err = p.collectOne(c, withPage(env, p.shown(p.f.PageNo())), w); err != nil {
 				return err
 			}
 		}

@@ -288,7 +288,7 @@ func (f *tableFlow) label(tt *textTemplate, page int, carried float64) (string, 
 // or across the table without one), the subtotal in its column's format.
 func (f *tableFlow) drawRow(tt *textTemplate, x, y, carried float64) {
 	p := f.p
-	text, err := f.label(tt, p.f.PageNo(), carried)
+	text, err := f.label(tt, p.shown(p.f.PageNo()), carried)
 	if err != nil {
 		if p.err == nil {
 			p.err = err

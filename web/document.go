@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"fmt"
 	"mime"
 	"net/http"
@@ -121,6 +122,22 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Disposition", attachment(name+"."+j.Format))
 	w.Header().Set("Cache-Control", "private, no-store")
 	serveFile(w, r, "", mod, f)
+	return nil
+}
+
+// handleCombined serves GET /api/v1/documents/batches/{batchId}/combined:
+// the batch's PDF documents as one file; the signed link is the only
+// credential, as for a job's download.
+func (s *Server) handleCombined(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	pdf, name, err := s.Documents.Combined(r.Context(), r.PathValue("batchId"), q.Get("expires"), q.Get("signature"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", contentTypes["pdf"])
+	w.Header().Set("Content-Disposition", attachment(name+".pdf"))
+	w.Header().Set("Cache-Control", "private, no-store")
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(pdf))
 	return nil
 }
 

@@ -130,6 +130,7 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/documents/jobs/{jobId}/download", public, s.handleDownload)
 	s.handle("POST /api/v1/documents/generate/batch", anyAuth, s.handleGenerateBatch)
 	s.handle("GET /api/v1/documents/batches/{batchId}", anyAuth, s.handleGetBatch)
+	s.handle("GET /api/v1/documents/batches/{batchId}/combined", public, s.handleCombined)
 	s.handle("GET /api/v1/documents/jobs/export", anyAuth, s.handleExportJobs)
 	s.handle("POST /api/v1/documents/jobs/{jobId}/retry", anyAuth, s.handleRetryJob)
 	s.handle("POST /api/v1/documents/jobs/bulk/retry", anyAuth, s.handleRetryJobs)
