@@ -26,6 +26,7 @@ import (
 	"folio/app"
 	"folio/assets"
 	"folio/render"
+	"folio/render/pades"
 	"folio/store"
 	"folio/web"
 	"folio/web/client"
@@ -122,6 +123,10 @@ type Config struct {
 	FontDirs    fontDirs
 	SystemFonts bool
 
+	// TSAURL is an RFC 3161 time-stamp authority: every signature gets a
+	// time-stamp (PAdES B-T); "" signs B-B.
+	TSAURL string
+
 	// Limits overrides the generation limits of renders (zero fields keep
 	// the specification's); nil keeps them all. No flag: embedders and tests.
 	Limits *render.Limits
@@ -163,6 +168,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.MinFreeMB, "min-free-mb", defaultMinFreeMB, "/readyz fails when the data directory's disk has less free space (MB)")
 	fs.Var(&c.FontDirs, "font-dir", "directory of TTF/OTF/TTC fonts every team may choose with fontFamily (repeatable; FOLIO_FONT_DIR: a "+string(os.PathListSeparator)+"-separated list)")
 	fs.BoolVar(&c.SystemFonts, "system-fonts", false, "also offer the system's fonts ("+strings.Join(app.SystemFontDirs(), ", ")+")")
+	fs.StringVar(&c.TSAURL, "tsa-url", "", "RFC 3161 time-stamp authority (http:// or https://) that stamps every document signature (PAdES B-T; default: B-B, no time-stamp)")
 	envDefaults(fs)
 	c.FontDirs.env = len(c.FontDirs.list) > 0
 }
@@ -231,6 +237,11 @@ func (c *Config) validate() error {
 	if c.BaseURL != "" {
 		if u, err := url.Parse(c.BaseURL); err != nil || u.Scheme != "https" || u.Host == "" {
 			return fmt.Errorf("--base-url must be an https:// URL")
+		}
+	}
+	if c.TSAURL != "" {
+		if u, err := url.Parse(c.TSAURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return fmt.Errorf("--tsa-url must be an http:// or https:// URL")
 		}
 	}
 	return nil
@@ -316,6 +327,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	// The key-encryption key of the teams' signing keys (app/signing.go):
+	// created once, 0600, backed up with keys/.
+	signingKEK, err := store.Secret(filepath.Join(c.Data, "keys", "signing.key"))
+	if err != nil {
+		return err
+	}
 	mailer, err := newMailer(c, m.Now)
 	if err != nil {
 		return err
@@ -337,6 +354,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics,
 		Limits: c.Limits, GenerateWait: c.GenerateWait, InlineMax: c.InlineMax,
 	}
+	docs.Signing = &app.SigningService{Store: m.DB, Activity: activity, KEK: signingKEK, Now: m.Now}
+	if c.TSAURL != "" {
+		docs.Signing.TSA = &pades.TSA{URL: c.TSAURL}
+	}
 	if testHookDocuments != nil {
 		testHookDocuments(docs)
 	}
@@ -354,6 +375,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			Config: app.TeamConfig{BaseURL: c.BaseURL, DefaultPlan: c.DefaultPlan}, Now: m.Now},
 		Accounts:          accounts,
 		Assets:            assetSvc,
+		Signing:           docs.Signing,
 		Keys:              &app.KeyService{Keys: m.DB, Teams: m.DB, Now: m.Now},
 		Templates:         templates,
 		Documents:         docs,

@@ -36,6 +36,9 @@ type PDFRequest struct {
 	// creationDate, modificationDate} over the schema's "metadata" (a
 	// request's "metadata" is the job's own, SPEC.md).
 	DocumentMetadata json.RawMessage `json:"documentMetadata,omitempty"`
+	// Sign is {certificate, reason, location, name, visible, page, x, y,
+	// width, height}, or false to turn off the template's (sign.go).
+	Sign json.RawMessage `json:"sign,omitempty"`
 }
 
 // Stored is the request without its secrets: what a job may record.
@@ -46,7 +49,7 @@ func (r PDFRequest) Stored() PDFRequest {
 
 // Empty reports whether the request sets no option.
 func (r PDFRequest) Empty() bool {
-	return len(r.PDFA) == 0 && len(r.Watermark) == 0 && len(r.Encrypt) == 0 && len(r.DocumentMetadata) == 0
+	return len(r.PDFA) == 0 && len(r.Watermark) == 0 && len(r.Encrypt) == 0 && len(r.DocumentMetadata) == 0 && len(r.Sign) == 0
 }
 
 // PDFOptions are checked business PDF options (ParsePDFOptions) plus what
@@ -56,6 +59,7 @@ type PDFOptions struct {
 	watermark *watermark // nil: the schema's
 	metadata  *requestMetadata
 	encrypt   *Encryption
+	sign      *Signature // nil: the schema's
 	// Draft stamps "DRAFT" on every page unless the template or the
 	// request sets a watermark (previews).
 	Draft bool
@@ -81,6 +85,8 @@ func (o PDFOptions) PDFOnly() string {
 		return "pdfa"
 	case o.watermark != nil && !o.watermark.off:
 		return "watermark"
+	case o.sign != nil && !o.sign.off:
+		return "sign"
 	}
 	return ""
 }
@@ -108,6 +114,7 @@ type requestMetadata struct {
 type businessOptions struct {
 	pdfa      pdfaLevel
 	watermark *watermark
+	sign      *Signature
 }
 
 // business is what one render applies: the schema's options with the
@@ -130,6 +137,9 @@ func (c *compiler) parseBusiness(o object) businessOptions {
 	}
 	if o.present("watermark") {
 		b.watermark = c.parseWatermark("schema.watermark", o.raw("watermark"))
+	}
+	if o.present("sign") {
+		b.sign = c.parseSign("schema.sign", o.raw("sign"), false)
 	}
 	if o.present("encrypt") {
 		c.add("schema.encrypt", "is set per request only: passwords are never stored with a template")
@@ -185,6 +195,12 @@ func ParsePDFOptions(r PDFRequest) (PDFOptions, error) {
 	}
 	if isNull(r.DocumentMetadata) {
 		o.metadata = c.parseRequestMetadata("documentMetadata", r.DocumentMetadata)
+	}
+	if isNull(r.Sign) {
+		o.sign = c.parseSign("sign", r.Sign, true)
+	}
+	if o.encrypt != nil && o.sign != nil && !o.sign.off {
+		c.add("sign", "cannot be combined with encrypt: sign or encrypt, not both (docs/templates.md, Signatures)")
 	}
 	if o.encrypt != nil && o.pdfa != nil && o.pdfa.part != 0 {
 		c.add("encrypt", "cannot be combined with pdfa: PDF/A forbids encryption")
@@ -308,6 +324,9 @@ func (t *Template) CheckPDFOptions(o PDFOptions) error {
 	}
 	if o.encrypt != nil && pdfa.part != 0 {
 		return &SchemaError{Issues: []Issue{{Path: "encrypt", Message: fmt.Sprintf("cannot be combined with PDF/A (the template asks for pdfa %q; send \"pdfa\": \"none\" to drop it): PDF/A forbids encryption", pdfa)}}}
+	}
+	if o.encrypt != nil && t.Signature(o) != nil {
+		return signEncryptIssue()
 	}
 	return nil
 }

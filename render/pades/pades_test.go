@@ -8,14 +8,11 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"encoding/json"
-	"io"
 	"math/big"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -207,19 +204,9 @@ func TestSignedByteChangedIsInvalid(t *testing.T) {
 	}
 }
 
-// TestTSA is a small RFC 3161 time-stamp authority over loopback HTTP:
-// it stamps the request's digest with its clock and signs the TSTInfo
-// with a certificate for time stamping.
-type TestTSA struct {
-	*httptest.Server
-	Signer Signer
-	Now    time.Time
-	Calls  int
-}
-
-var oidTestPolicy = asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 99999, 1}
-
-func NewTestTSA(tb testing.TB, now time.Time) *TestTSA {
+// NewTestTSA starts a TimeStampServer on loopback with a certificate for
+// time stamping issued by a test CA.
+func NewTestTSA(tb testing.TB, now time.Time) (*TimeStampServer, *httptest.Server) {
 	tb.Helper()
 	pki := newPKI(tb, "p256", "Folio Test TSA")
 	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(77), Subject: pkix.Name{CommonName: "Folio Test TSA"},
@@ -227,60 +214,21 @@ func NewTestTSA(tb testing.TB, now time.Time) *TestTSA {
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageTimeStamping}}
 	key := newKey(tb, "p256")
 	leaf := issue(tb, leafTmpl, pki.ca, key.Public(), pki.caKey)
-	t := &TestTSA{Signer: Signer{Key: key, Chain: []*x509.Certificate{leaf, pki.ca}}, Now: now}
-	t.Server = httptest.NewServer(http.HandlerFunc(t.serve))
-	tb.Cleanup(t.Close)
-	return t
-}
-
-func (t *TestTSA) serve(w http.ResponseWriter, r *http.Request) {
-	t.Calls++
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
-	var req struct {
-		Version        int
-		MessageImprint messageImprint
-		Nonce          *big.Int `asn1:"optional"`
-		CertReq        bool     `asn1:"optional"`
-	}
-	if _, err := asn1.Unmarshal(body, &req); err != nil || r.Header.Get("Content-Type") != "application/timestamp-query" {
-		http.Error(w, "bad request", http.StatusBadRequest)
-		return
-	}
-	info, err := asn1.Marshal(struct {
-		Version        int
-		Policy         asn1.ObjectIdentifier
-		MessageImprint messageImprint
-		SerialNumber   *big.Int
-		GenTime        time.Time `asn1:"generalized"`
-		Nonce          *big.Int  `asn1:"optional"`
-	}{1, oidTestPolicy, req.MessageImprint, big.NewInt(int64(t.Calls)), t.Now.UTC(), req.Nonce})
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	d := sha256.Sum256(info)
-	token, err := buildCMS(cmsInput{signer: t.Signer, digest: d[:], contentType: oidTSTInfo, content: info})
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	resp, _ := asn1.Marshal(struct {
-		Status struct{ Status int }
-		Token  asn1.RawValue
-	}{Token: asn1.RawValue{FullBytes: token}})
-	w.Header().Set("Content-Type", "application/timestamp-reply")
-	w.Write(resp)
+	t := &TimeStampServer{Signer: Signer{Key: key, Chain: []*x509.Certificate{leaf, pki.ca}}, Now: func() time.Time { return now }}
+	srv := httptest.NewServer(t)
+	tb.Cleanup(srv.Close)
+	return t, srv
 }
 
 func TestSignWithTimestampIsBT(t *testing.T) {
 	stamped := time.Date(2026, 11, 26, 7, 31, 15, 0, time.UTC)
-	tsa := NewTestTSA(t, stamped)
+	tsa, srv := NewTestTSA(t, stamped)
 	pki := newPKI(t, "rsa", "Erika Mustermann")
-	client := &TSA{URL: tsa.URL}
+	client := &TSA{URL: srv.URL}
 	signed := mustSign(t, renderPDF(t, ""), pki.signer, Options{Name: "Erika Mustermann", Reason: "Approved", Time: signTime,
 		TimeStamp: client.Token})
-	if tsa.Calls != 1 {
-		t.Fatalf("the TSA was called %d times, want 1", tsa.Calls)
+	if n := tsa.Calls.Load(); n != 1 {
+		t.Fatalf("the TSA was called %d times, want 1", n)
 	}
 	out := PDFSig(t, signed)
 	if !strings.Contains(out, "Signature is Valid.") {

@@ -42,10 +42,13 @@ type Options struct {
 	// Page is the page of the widget, from 1; 0 is the last page, -1 the
 	// first.
 	Page int
-	// Rect is the visible widget in points from the page's lower left
-	// corner: x, y, width, height. Zero: 200 × 70 points in the lower
-	// right corner, 40 points from the edges.
+	// Rect is the visible widget in points: x, y, width, height. With
+	// FromTop, x and y place its top left corner from the page's top left;
+	// otherwise it sits in the lower right corner, 40 points from the
+	// edges. No width or height: 200 × 70 points.
 	Rect [4]float64
+	// FromTop uses Rect's x and y.
+	FromTop bool
 	// TimeStamp returns an RFC 3161 token over the signature value (B-T);
 	// nil signs B-B.
 	TimeStamp func(ctx context.Context, signature []byte, h crypto.Hash) ([]byte, error)
@@ -193,11 +196,16 @@ func prepare(pdf []byte, o Options, reserve int) (out []byte, contents [2]int, e
 		r := o.Rect
 		if r[2] <= 0 || r[3] <= 0 {
 			r[2], r[3] = 200, 70
-			if box != nil {
-				r[0], r[1] = box.UR.X-40-r[2], box.LL.Y+40
-			} else {
-				r[0], r[1] = 40, 40
-			}
+		}
+		switch {
+		case o.FromTop && box != nil:
+			r[0], r[1] = box.LL.X+r[0], box.UR.Y-r[1]-r[3]
+		case o.FromTop:
+			return nil, contents, &Error{"the page has no MediaBox"}
+		case box != nil:
+			r[0], r[1] = box.UR.X-40-r[2], box.LL.Y+40
+		default:
+			r[0], r[1] = 40, 40
 		}
 		rect = [4]float64{r[0], r[1], r[0] + r[2], r[1] + r[3]}
 	}
