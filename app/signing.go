@@ -19,6 +19,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/crypto/cryptobyte"
+	cbasn1 "golang.org/x/crypto/cryptobyte/asn1"
 	"software.sslmate.com/src/go-pkcs12"
 
 	"folio/render"
@@ -144,6 +146,11 @@ func ParseP12(data []byte, password string, now time.Time) (*ParsedP12, error) {
 	if len(data) > MaxP12Bytes {
 		return nil, signingInvalid("p12Base64", "the PKCS #12 file is %d bytes; at most %d are accepted", len(data), MaxP12Bytes)
 	}
+	if n, ok := p12Iterations(data, 0); !ok {
+		return nil, signingInvalid("p12Base64", "not a PKCS #12 file: its DER encoding cannot be read")
+	} else if n > maxP12Iterations {
+		return nil, signingInvalid("p12Base64", "the PKCS #12 file asks for %d key-derivation iterations; at most %d are accepted (OpenSSL writes 2048)", n, maxP12Iterations)
+	}
 	key, leaf, cas, err := pkcs12.DecodeChain(data, password)
 	if errors.Is(err, pkcs12.ErrIncorrectPassword) {
 		return nil, signingInvalid("password", "the password does not open the PKCS #12 file")
@@ -171,6 +178,79 @@ func ParseP12(data []byte, password string, now time.Time) (*ParsedP12, error) {
 		return nil, signingInvalid("p12Base64", "the certificate's key usage allows neither digital signatures nor non-repudiation")
 	}
 	return &ParsedP12{Key: signer, Chain: append([]*x509.Certificate{leaf}, cas...)}, nil
+}
+
+// maxP12Iterations bounds the key-derivation iterations of an upload's
+// MAC and encryption: go-pkcs12 runs as many as the file asks, so a file
+// asking for 2^31 would hold a CPU for hours. Tools write 2,048
+// (OpenSSL, go-pkcs12) to 10,000 (Java, Windows); a file at the bound
+// costs well under a second of CPU. A variable for the fuzz target.
+var maxP12Iterations int64 = 200_000
+
+// p12Iterations is the largest iteration count in a DER PKCS #12 file:
+// the INTEGER after an OCTET STRING salt in a SEQUENCE (MacData, PBE
+// and PBKDF2 parameters), looked for in every SEQUENCE, SET, explicit tag
+// and OCTET STRING that holds DER. ok is false when the file is not DER
+// (go-pkcs12 reads only DER too). Counts inside encrypted content cannot
+// be seen before decrypting (docs/decisions.md, Digital signatures).
+func p12Iterations(der []byte, depth int) (max int64, ok bool) {
+	if depth > 12 {
+		return 0, true
+	}
+	in := cryptobyte.String(der)
+	for !in.Empty() {
+		var elem cryptobyte.String
+		var tag cbasn1.Tag
+		if !in.ReadAnyASN1(&elem, &tag) {
+			return 0, false
+		}
+		switch {
+		case tag == cbasn1.OCTET_STRING:
+			if n, ok := p12Iterations(elem, depth+1); ok && n > max { // opaque bytes that are not DER are fine
+				max = n
+			}
+		case tag&0x20 != 0: // constructed: SEQUENCE, SET, [n]
+			n, ok := p12Iterations(elem, depth+1)
+			if !ok {
+				return 0, false
+			}
+			max = maxInt64(max, n)
+			if tag == cbasn1.SEQUENCE {
+				max = maxInt64(max, saltIterations(elem))
+			}
+		}
+	}
+	return max, true
+}
+
+// saltIterations is the INTEGER following an OCTET STRING among a
+// SEQUENCE's elements (1<<62 when it does not fit in 62 bits).
+func saltIterations(seq cryptobyte.String) int64 {
+	var max int64
+	prevSalt := false
+	for !seq.Empty() {
+		var elem cryptobyte.String
+		var tag cbasn1.Tag
+		if !seq.ReadAnyASN1Element(&elem, &tag) {
+			return max
+		}
+		if tag == cbasn1.INTEGER && prevSalt {
+			var n int64
+			if !elem.ReadASN1Integer(&n) || n > 1<<62 {
+				n = 1 << 62
+			}
+			max = maxInt64(max, n)
+		}
+		prevSalt = tag == cbasn1.OCTET_STRING
+	}
+	return max
+}
+
+func maxInt64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
 }
 
 func publicKeysEqual(a, b crypto.PublicKey) bool {

@@ -65,6 +65,7 @@ var statusByCode = map[string]int{
 	app.ECodeAssetForbidden:   http.StatusForbidden,
 	app.ECodeSigningNotFound:  http.StatusNotFound,
 	app.ECodeSigningForbidden: http.StatusForbidden,
+	app.ECodeSigningFailed:    http.StatusInternalServerError,
 	"ERR_SHARE_001":           http.StatusNotFound,
 	"ERR_SHARE_004":           http.StatusNotFound,
 	"ERR_SHARE_005":           http.StatusForbidden,
