@@ -12,6 +12,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"encoding/json"
+	"io"
 	"math/big"
 	"net/http/httptest"
 	"os"
@@ -21,6 +22,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pdfcpu/pdfcpu/pkg/api"
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
 
 	"folio/assets"
 	"folio/render"
@@ -305,4 +309,50 @@ func extractToken(tb testing.TB, signed []byte) []byte {
 	}
 	tb.Fatal("cannot read the time-stamp attribute")
 	return nil
+}
+
+// TestSignMergedAndResigned signs what pdfcpu wrote (a merge: object
+// streams and a cross-reference stream, as the merge option produces),
+// including a PDF/A-2b part, then signs the result again: both
+// signatures verify, the first one covering the revision it signed.
+func TestSignMergedAndResigned(t *testing.T) {
+	a, b := renderPDF(t, `"pdfa":"2b",`), renderPDF(t, "")
+	var merged bytes.Buffer
+	conf := model.NewDefaultConfiguration()
+	if err := api.MergeRaw([]io.ReadSeeker{bytes.NewReader(a), bytes.NewReader(b)}, &merged, false, conf); err != nil {
+		t.Fatalf("pdfcpu merge: %v", err)
+	}
+	if !bytes.Contains(merged.Bytes(), []byte("/XRef")) {
+		t.Log("pdfcpu wrote a classic cross-reference table")
+	}
+	first := newPKI(t, "p256", "First Signer")
+	second := newPKI(t, "rsa", "Second Signer")
+	once := mustSign(t, merged.Bytes(), first.signer, Options{Name: "First Signer", Reason: "merged", Time: signTime, Visible: true, Page: -1})
+	out := PDFSig(t, once)
+	if !strings.Contains(out, "Signer Certificate Common Name: First Signer") || !strings.Contains(out, "Signature is Valid.") || !strings.Contains(out, "Total document signed") {
+		t.Errorf("merged and signed:\n%s", out)
+	}
+	twice := mustSign(t, once, second.signer, Options{Name: "Second Signer", Time: signTime.Add(time.Minute), Visible: true, Rect: [4]float64{40, 40, 180, 60}, FromTop: true})
+	out = PDFSig(t, twice)
+	if strings.Count(out, "Signature is Valid.") != 2 || !strings.Contains(out, "Signature #2") || !strings.Contains(out, "Signer Certificate Common Name: Second Signer") {
+		t.Errorf("signed twice:\n%s", out)
+	}
+	if qout, err := exec.Command("qpdf", "--check", writeTemp(t, twice, "q.pdf")).CombinedOutput(); err != nil {
+		t.Errorf("qpdf --check: %v\n%s", err, qout)
+	}
+	if qout, err := exec.Command("pdfinfo", writeTemp(t, twice, "i.pdf")).CombinedOutput(); err != nil || !strings.Contains(string(qout), "Pages:           4") {
+		t.Errorf("pdfinfo: %v\n%s", err, qout)
+	}
+}
+
+func TestSignRefusesWhatItCannotSign(t *testing.T) {
+	pki := newPKI(t, "p256", "X")
+	for name, pdf := range map[string][]byte{"empty": nil, "not a PDF": []byte("hello"), "truncated": renderPDF(t, "")[:2000]} {
+		if _, err := Sign(context.Background(), pdf, pki.signer, Options{Time: signTime}); err == nil {
+			t.Errorf("%s: signed", name)
+		}
+	}
+	if _, err := Sign(context.Background(), renderPDF(t, ""), pki.signer, Options{Time: signTime, Visible: true, Page: 9}); err == nil || !strings.Contains(err.Error(), "page 9") {
+		t.Errorf("page 9 of 2: %v", err)
+	}
 }
