@@ -38,7 +38,7 @@ type testCert struct {
 	commonName string
 }
 
-func newTestCert(t *testing.T, kind, cn string, notAfter time.Time) testCert {
+func newTestCert(t testing.TB, kind, cn string, notAfter time.Time) testCert {
 	t.Helper()
 	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	now := time.Now()
@@ -75,7 +75,7 @@ func newTestCert(t *testing.T, kind, cn string, notAfter time.Time) testCert {
 }
 
 // p12 is the certificate as a modern (AES-256, PBKDF2) PKCS #12 file.
-func (c testCert) p12(t *testing.T, password string) []byte {
+func (c testCert) p12(t testing.TB, password string) []byte {
 	t.Helper()
 	b, err := pkcs12.Modern.Encode(c.key, c.leaf, []*x509.Certificate{c.ca}, password)
 	if err != nil {

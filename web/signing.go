@@ -75,16 +75,24 @@ func (s *Server) handleCreateSigningCertificate(w http.ResponseWriter, r *http.R
 	return nil
 }
 
-// handleListSigningCertificates serves GET /api/signing-certificates.
+// handleListSigningCertificates serves GET /api/signing-certificates
+// (page, limit): a team has few, read at once and paged here.
 func (s *Server) handleListSigningCertificates(w http.ResponseWriter, r *http.Request) error {
+	pg, err := page(r)
+	if err != nil {
+		return err
+	}
 	certs, err := s.Signing.FindSigningCertificates(r.Context())
 	if err != nil {
 		return err
 	}
+	total := len(certs)
+	from := min(total, (pg.Page-1)*pg.Limit)
+	certs = certs[from:min(total, from+pg.Limit)]
 	if certs == nil {
 		certs = []*app.SigningCertificate{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": certs})
+	writeJSON(w, http.StatusOK, list{Data: certs, Meta: app.NewMeta(pg, total)})
 	return nil
 }
 
