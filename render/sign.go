@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -102,6 +101,6 @@ func (t *Template) Signature(o PDFOptions) *Signature {
 
 // signEncryptIssue is the problem of a signature asked of an encrypted document.
 func signEncryptIssue() *SchemaError {
-	return &SchemaError{Issues: []Issue{{Path: "sign", Message: fmt.Sprintf("cannot be combined with encrypt: " +
-		"Folio signs the finished file, and an encrypted one would have to be signed before it is encrypted; sign or encrypt, not both")}}}
+	return &SchemaError{Issues: []Issue{{Path: "sign", Message: "cannot be combined with encrypt (the template signs; send \"sign\": false to drop it): " +
+		"Folio signs the finished file, and an encrypted one would have to be signed before it is encrypted; sign or encrypt, not both"}}}
 }
