@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -354,5 +355,33 @@ func TestSignRefusesWhatItCannotSign(t *testing.T) {
 	}
 	if _, err := Sign(context.Background(), renderPDF(t, ""), pki.signer, Options{Time: signTime, Visible: true, Page: 9}); err == nil || !strings.Contains(err.Error(), "page 9") {
 		t.Errorf("page 9 of 2: %v", err)
+	}
+}
+
+// BenchmarkSign measures signing a two-page document (docs/performance.md).
+func BenchmarkSign(b *testing.B) {
+	pdf := renderPDF(b, "")
+	for _, kind := range []string{"rsa", "p256"} {
+		pki := newPKI(b, kind, "Bench")
+		for _, visible := range []bool{false, true} {
+			name := kind + "/invisible"
+			if visible {
+				name = kind + "/visible"
+			}
+			b.Run(name, func(b *testing.B) {
+				// CPU time per signature beside the wall time: on a shared,
+				// loaded machine the wall time mostly measures waiting.
+				var before, after syscall.Rusage
+				syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+				for b.Loop() {
+					if _, err := Sign(context.Background(), pdf, pki.signer, Options{Name: "Bench", Reason: "r", Time: signTime, Visible: visible}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+				cpu := time.Duration(after.Utime.Nano()+after.Stime.Nano()-before.Utime.Nano()-before.Stime.Nano()) * time.Nanosecond
+				b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+			})
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf16"
 
@@ -60,7 +61,12 @@ type Error struct{ Msg string }
 func (e *Error) Error() string { return "pades: " + e.Msg }
 
 // Sign appends a signature to pdf and returns the signed file.
-func Sign(ctx context.Context, pdf []byte, s Signer, o Options) ([]byte, error) {
+func Sign(ctx context.Context, pdf []byte, s Signer, o Options) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil { // pdfcpu on a file it cannot read
+			out, err = nil, &Error{fmt.Sprintf("reading the PDF: %v", r)}
+		}
+	}()
 	if len(s.Chain) == 0 || s.Key == nil {
 		return nil, errors.New("pades: a signer needs a key and its certificate")
 	}
@@ -100,6 +106,10 @@ func Sign(ctx context.Context, pdf []byte, s Signer, o Options) ([]byte, error) 
 	}
 	return nil, errors.New("pades: the signature does not fit its placeholder")
 }
+
+// zlibWriters keep the compressors of appearance streams (each holds
+// about 800 KB of tables).
+var zlibWriters = sync.Pool{New: func() any { w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed); return w }}
 
 // startxref finds the offset of the file's last cross-reference section.
 var startxrefRE = regexp.MustCompile(`startxref\s+(\d+)\s+%%EOF\s*$`)
@@ -151,6 +161,9 @@ func prepare(pdf []byte, o Options, reserve int) (out []byte, contents [2]int, e
 		return nil, contents, &Error{"reading the catalog: " + err.Error()}
 	}
 
+	if ctx.Size == nil || *ctx.Size <= 0 {
+		return nil, contents, &Error{"the PDF's trailer has no /Size"}
+	}
 	size := *ctx.Size
 	next := func() int { size++; return size - 1 }
 	sigNr, widgetNr, apNr := next(), next(), next()
@@ -222,9 +235,11 @@ func prepare(pdf []byte, o Options, reserve int) (out []byte, contents [2]int, e
 	filter := ""
 	if o.Visible {
 		var z bytes.Buffer
-		zw := zlib.NewWriter(&z)
+		zw := zlibWriters.Get().(*zlib.Writer)
+		zw.Reset(&z)
 		zw.Write(appearance(w, hgt, o))
 		zw.Close()
+		zlibWriters.Put(zw)
 		stream, filter = z.Bytes(), " /Filter /FlateDecode"
 	}
 	u.begin(apNr)
