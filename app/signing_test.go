@@ -2,12 +2,15 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"fmt"
 	"math/big"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +18,9 @@ import (
 	"golang.org/x/crypto/cryptobyte"
 	cbasn1 "golang.org/x/crypto/cryptobyte/asn1"
 	"software.sslmate.com/src/go-pkcs12"
+
+	"folio/render"
+	"folio/render/pades"
 )
 
 // testP12 is a self-signed P-256 certificate and key as PKCS #12 files
@@ -131,4 +137,84 @@ func TestSealedKeyOpensOnlyForItsRowAndKEK(t *testing.T) {
 	if _, err := other.open(c); err == nil {
 		t.Error("a sealed key opens with another KEK")
 	}
+}
+
+// memCerts is a SigningCertificateStore in memory.
+type memCerts map[string]*SigningCertificate
+
+func (m memCerts) CreateSigningCertificate(_ context.Context, c *SigningCertificate) error {
+	m[c.ID] = c
+	return nil
+}
+func (m memCerts) FindSigningCertificates(_ context.Context, teamID string) ([]*SigningCertificate, error) {
+	return nil, nil
+}
+func (m memCerts) FindSigningCertificate(_ context.Context, teamID, ref string) (*SigningCertificate, error) {
+	for _, c := range m {
+		if c.TeamID == teamID && (c.ID == ref || c.Name == ref) {
+			return c, nil
+		}
+	}
+	return nil, ErrNotFound(ECodeSigningNotFound, "signing certificate")
+}
+func (m memCerts) DeleteSigningCertificate(_ context.Context, teamID, id string) error {
+	delete(m, id)
+	return nil
+}
+
+// TestSignFailuresAtRenderTime: a job whose certificate is gone, or whose
+// time-stamp authority does not answer, fails with ERR_SIGN_005 and is
+// never written unsigned.
+func TestSignFailuresAtRenderTime(t *testing.T) {
+	modern, _, _ := testP12(t, "pw")
+	store := memCerts{}
+	s := &SigningService{Store: store, KEK: bytes.Repeat([]byte{1}, 32), Now: time.Now}
+	ctx := WithPrincipal(context.Background(), &Principal{Kind: AuthJWT, UserID: "usr_1", TeamID: "team_a", Role: RoleOwner})
+	c, err := s.CreateSigningCertificate(ctx, SigningUpload{Name: "Mine", Data: modern, Password: "pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A closed port for the TSA.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	url := "http://" + ln.Addr().String()
+	ln.Close()
+	s.TSA = &pades.TSA{URL: url}
+	sig := &render.Signature{Certificate: "Mine"}
+	if _, e := s.Sign(context.Background(), "team_a", []byte("%PDF-1.7\n"), sig); e == nil || e.Code != ECodeSigningFailed {
+		t.Errorf("unreadable PDF: %v", e)
+	}
+	pdf := minimalPDF()
+	if _, e := s.Sign(context.Background(), "team_a", pdf, sig); e == nil || e.Code != ECodeSigningFailed || !strings.Contains(e.Message, "time-stamp authority") {
+		t.Errorf("TSA down: %v", e)
+	}
+	s.TSA = nil
+	if signed, e := s.Sign(context.Background(), "team_a", pdf, sig); e != nil || !bytes.HasPrefix(signed, pdf) || !bytes.Contains(signed, []byte("/ETSI.CAdES.detached")) {
+		t.Errorf("B-B: %v", e)
+	}
+	if _, e := s.Sign(context.Background(), "team_b", pdf, sig); e == nil || e.Code != ECodeSigningFailed || !strings.Contains(e.Message, "no signing certificate") {
+		t.Errorf("another team's certificate: %v", e)
+	}
+	delete(store, c.ID)
+	if _, e := s.Sign(context.Background(), "team_a", pdf, sig); e == nil || e.Code != ECodeSigningFailed {
+		t.Errorf("deleted certificate: %v", e)
+	}
+}
+
+// minimalPDF is a one-page PDF with a classic cross-reference table.
+func minimalPDF() []byte {
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.7\n")
+	objs := []string{"<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>", "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] >>"}
+	offsets := make([]int, len(objs))
+	for i, o := range objs {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	at := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f\r\n", len(objs)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n\r\n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, at)
+	return b.Bytes()
 }
