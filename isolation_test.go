@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -95,10 +96,15 @@ func TestRouteIsolationMatrix(t *testing.T) {
 	inv := s.lastInvitationID("pending@example.com")
 
 	asset := s.must(200, "POST", "/api/assets", a.token, map[string]any{"name": "Acme logo", "contentBase64": examplePNG}, ha...).str("id")
+	signer := newTestCert(t, "p256", "Acme Signer", time.Now().Add(24*time.Hour))
+	signing := s.must(200, "POST", "/api/signing-certificates", a.token, map[string]any{"name": "Acme signer",
+		"p12Base64": base64.StdEncoding.EncodeToString(signer.p12(t, "pw")), "password": "pw"}, ha...).str("id")
+	matrixBodies["POST /api/signing-certificates"] = map[string]any{"name": "Mine", "password": "pw",
+		"p12Base64": base64.StdEncoding.EncodeToString(newTestCert(t, "p256", "Someone", time.Now().Add(24*time.Hour)).p12(t, "pw"))}
 
 	ids := map[string]string{"{tpl}": tpl.str("id"), "{job}": job.str("jobId"), "{cat}": cat}
 	secrets := []string{tpl.str("id"), tpl.str("shortId"), job.str("jobId"), bat.str("batchId"), folder, cat, sub.str("id"), dlv, keyID, share, inv, team, "Acme Invoice", "Acme folder",
-		asset, "Acme logo"}
+		asset, "Acme logo", signing, "Acme signer"}
 
 	// Tokens that must never authenticate.
 	jwtKey, err := os.ReadFile(filepath.Join(s.Config.Data, "keys", "jwt.key"))
@@ -138,7 +144,7 @@ func TestRouteIsolationMatrix(t *testing.T) {
 			{"{versionId}", version}, {"/api/templates/{id}", "/api/templates/" + tpl.str("id")}, {"/api/v1/templates/{id}", "/api/v1/templates/" + tpl.str("id")},
 			{"{jobId}", job.str("jobId")}, {"{batchId}", bat.str("batchId")}, {"{deliveryId}", dlv},
 			{"/api/v1/webhook-subscriptions/{id}", "/api/v1/webhook-subscriptions/" + sub.str("id")}, {"/api/users/{id}", "/api/users/" + a.id},
-			{"/api/assets/{id}", "/api/assets/" + asset},
+			{"/api/assets/{id}", "/api/assets/" + asset}, {"/api/signing-certificates/{id}", "/api/signing-certificates/" + signing},
 		} {
 			concrete = strings.ReplaceAll(concrete, r.param, r.val)
 		}
@@ -231,6 +237,9 @@ func TestRouteIsolationMatrix(t *testing.T) {
 	s.must(200, "GET", "/api/v1/webhook-subscriptions/"+sub.str("id"), keyA, nil)
 	if r := s.must(200, "GET", "/api/assets/"+asset, keyA, nil); r.str("name") != "Acme logo" {
 		t.Errorf("A's asset changed: %s", r.raw)
+	}
+	if r := s.must(200, "GET", "/api/signing-certificates/"+signing, keyA, nil); r.str("name") != "Acme signer" {
+		t.Errorf("A's signing certificate changed: %s", r.raw)
 	}
 	t.Logf("%d routes x %d attackers checked", checked, len(badAuth)+5)
 	_ = fmt.Sprint

@@ -27,6 +27,7 @@ import (
 	"folio/app"
 	"folio/assets"
 	"folio/render"
+	"folio/render/pades"
 	"folio/store"
 	"folio/store/postgres"
 	"folio/web"
@@ -140,6 +141,10 @@ type Config struct {
 	FontDirs    fontDirs
 	SystemFonts bool
 
+	// TSAURL is an RFC 3161 time-stamp authority: every signature gets a
+	// time-stamp (PAdES B-T); "" signs B-B.
+	TSAURL string
+
 	// Limits overrides the generation limits of renders (zero fields keep
 	// the specification's); nil keeps them all. No flag: embedders and tests.
 	Limits *render.Limits
@@ -183,6 +188,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.FilesURL, "files-url", "", "s3://bucket/prefix?endpoint=host:port&region=... keeps documents, assets and avatars in S3 (credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY; docs/deploy.md)")
 	fs.Var(&c.FontDirs, "font-dir", "directory of TTF/OTF/TTC fonts every team may choose with fontFamily (repeatable; FOLIO_FONT_DIR: a "+string(os.PathListSeparator)+"-separated list)")
 	fs.BoolVar(&c.SystemFonts, "system-fonts", false, "also offer the system's fonts ("+strings.Join(app.SystemFontDirs(), ", ")+")")
+	fs.StringVar(&c.TSAURL, "tsa-url", "", "RFC 3161 time-stamp authority (http:// or https://) that stamps every document signature (PAdES B-T; default: B-B, no time-stamp)")
 	envDefaults(fs)
 	c.FontDirs.env = len(c.FontDirs.list) > 0
 }
@@ -261,6 +267,11 @@ func (c *Config) validate() error {
 	if c.BaseURL != "" {
 		if u, err := url.Parse(c.BaseURL); err != nil || u.Scheme != "https" || u.Host == "" {
 			return fmt.Errorf("--base-url must be an https:// URL")
+		}
+	}
+	if c.TSAURL != "" {
+		if u, err := url.Parse(c.TSAURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return fmt.Errorf("--tsa-url must be an http:// or https:// URL")
 		}
 	}
 	return nil
@@ -349,6 +360,12 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	// The key-encryption key of the teams' signing keys (app/signing.go):
+	// created once, 0600, backed up with keys/.
+	signingKEK, err := store.Secret(filepath.Join(c.Data, "keys", "signing.key"))
+	if err != nil {
+		return err
+	}
 	mailer, err := newMailer(c, m.Now)
 	if err != nil {
 		return err
@@ -374,6 +391,10 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics,
 		Limits: c.Limits, GenerateWait: c.GenerateWait, InlineMax: c.InlineMax,
 	}
+	docs.Signing = &app.SigningService{Store: m.DB, Activity: activity, KEK: signingKEK, Now: m.Now}
+	if c.TSAURL != "" {
+		docs.Signing.TSA = &pades.TSA{URL: c.TSAURL}
+	}
 	if testHookDocuments != nil {
 		testHookDocuments(docs)
 	}
@@ -391,6 +412,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 			Config: app.TeamConfig{BaseURL: c.BaseURL, DefaultPlan: c.DefaultPlan}, Now: m.Now},
 		Accounts:          accounts,
 		Assets:            assetSvc,
+		Signing:           docs.Signing,
 		Keys:              &app.KeyService{Keys: m.DB, Teams: m.DB, Now: m.Now},
 		Templates:         templates,
 		Documents:         docs,

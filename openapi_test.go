@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"mime/multipart"
@@ -335,6 +336,14 @@ func newExampleWorld(t *testing.T) *exampleWorld {
 		w.ids[fix] = w.as("owner", "POST", "/api/assets", map[string]any{"name": name, "contentBase64": examplePNG}, x).str("id")
 	}
 
+	// Signing certificates: one to read, one to delete, and the file the
+	// upload example sends.
+	signer := newTestCert(w.s.t, "p256", "Example Signer", time.Now().Add(24*time.Hour))
+	w.ids["p12"] = base64.StdEncoding.EncodeToString(signer.p12(w.s.t, "example-p12-password"))
+	for name, fix := range map[string]string{"Fixture contracts": "signing", "Fixture old": "signingDel"} {
+		w.ids[fix] = w.as("owner", "POST", "/api/signing-certificates", map[string]any{"name": name, "p12Base64": w.ids["p12"], "password": "example-p12-password"}, x).str("id")
+	}
+
 	// Jobs: completed ones (one to read, two to delete), a failed one, a batch.
 	gen := func() resp {
 		return w.as("key", "POST", "/api/v1/documents/generate", map[string]any{"templateId": tpl, "format": "pdf", "variables": map[string]any{"number": "1", "customer": "c"}}, "")
@@ -428,15 +437,20 @@ var exampleCalls = map[string]exampleCall{
 	"POST /api/templates/bulk-categories": {subst: func(w *exampleWorld) map[string]string {
 		return map[string]string{"invoice": w.ids["tpl"], "cat_finance": w.ids["category"]}
 	}},
-	"PUT /api/template-folders/{id}":            {params: map[string]string{"id": "folder"}},
-	"DELETE /api/template-folders/{id}":         {params: map[string]string{"id": "folder"}},
-	"PUT /api/template-categories/{id}":         {params: map[string]string{"id": "category"}},
-	"DELETE /api/template-categories/{id}":      {params: map[string]string{"id": "category"}},
-	"GET /api/assets/{id}":                      {params: map[string]string{"id": "asset"}},
-	"GET /api/assets/{id}/content":              {params: map[string]string{"id": "asset"}},
-	"PUT /api/assets/{id}":                      {params: map[string]string{"id": "asset"}},
-	"PATCH /api/assets/{id}":                    {params: map[string]string{"id": "asset"}},
-	"DELETE /api/assets/{id}":                   {params: map[string]string{"id": "assetDel"}},
+	"PUT /api/template-folders/{id}":       {params: map[string]string{"id": "folder"}},
+	"DELETE /api/template-folders/{id}":    {params: map[string]string{"id": "folder"}},
+	"PUT /api/template-categories/{id}":    {params: map[string]string{"id": "category"}},
+	"DELETE /api/template-categories/{id}": {params: map[string]string{"id": "category"}},
+	"GET /api/assets/{id}":                 {params: map[string]string{"id": "asset"}},
+	"GET /api/assets/{id}/content":         {params: map[string]string{"id": "asset"}},
+	"PUT /api/assets/{id}":                 {params: map[string]string{"id": "asset"}},
+	"PATCH /api/assets/{id}":               {params: map[string]string{"id": "asset"}},
+	"DELETE /api/assets/{id}":              {params: map[string]string{"id": "assetDel"}},
+	"POST /api/signing-certificates": {subst: func(w *exampleWorld) map[string]string {
+		return map[string]string{"MIIKQQIBAzCCCf...": w.ids["p12"], "the p12 password": "example-p12-password"}
+	}},
+	"GET /api/signing-certificates/{id}":        {params: map[string]string{"id": "signing"}},
+	"DELETE /api/signing-certificates/{id}":     {params: map[string]string{"id": "signingDel"}},
 	"POST /api/v1/documents/jobs/{jobId}/retry": {params: map[string]string{"jobId": "jobFailed"}},
 	"DELETE /api/v1/documents/jobs/{jobId}":     {params: map[string]string{"jobId": "jobDel"}},
 	"POST /api/v1/documents/jobs/bulk/retry": {subst: func(w *exampleWorld) map[string]string {

@@ -185,6 +185,11 @@ func (s *DocumentService) GenerateBatch(ctx context.Context, in BatchInput) (*Ba
 		if err != nil {
 			return nil, at(err)
 		}
+		if i == 0 { // sign is the batch's, the same for every document
+			if err := s.Signing.CheckSignature(ctx, p.TeamID, signatureFor(ct, pdfOpts, in.Format)); err != nil {
+				return nil, err
+			}
+		}
 		opts[i] = pdfOpts
 		jobs[i] = &Job{
 			ID: NewID("job"), TeamID: p.TeamID, TemplateID: t.ID, TemplateVersion: t.StateVersion, BatchID: b.ID, Status: StatusPending, Format: in.Format,
@@ -286,6 +291,9 @@ func (s *DocumentService) DryRunBatch(ctx context.Context, in BatchInput) (*Batc
 			vars, _ := decodeObject("variables", d.Variables)
 			pdfOpts, err := batchPDFOptions(in, i, d, ct)
 			if err != nil {
+				return nil, err
+			}
+			if err := s.Signing.CheckSignature(ctx, p.TeamID, signatureFor(ct, pdfOpts, in.Format)); err != nil {
 				return nil, err
 			}
 			c, err := s.dryRender(deadline, t, ct, in.Format, vars, pdfOpts)

@@ -59,6 +59,9 @@ type DocumentService struct {
 	// with its job's end instead of in a file (0: DefaultInlineMax;
 	// negative: every document is a file).
 	InlineMax int
+	// Signing signs the PDFs whose template or request asks for it (nil:
+	// a request with sign is refused).
+	Signing *SigningService
 
 	wake     chan struct{}
 	syncRuns chan *syncRun // synchronous generates handed to a worker (unbuffered)
@@ -121,6 +124,9 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	}
 	pdfOpts, err := pdfOptions(in.PDFRequest, in.Format, ct)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.Signing.CheckSignature(ctx, p.TeamID, signatureFor(ct, pdfOpts, in.Format)); err != nil {
 		return nil, err
 	}
 	now := s.Now().UTC().Truncate(time.Millisecond) // as stored: the answer matches later reads

@@ -150,3 +150,13 @@ func batchPDFOptions(in BatchInput, i int, d BatchDocument, ct *render.Template)
 	}
 	return o, err
 }
+
+// signatureFor is the signature a render of ct in format with o asks
+// for: PDFs only (an XLSX request with sign is refused by pdfOptions; a
+// template's sign does not apply to its XLSX output).
+func signatureFor(ct *render.Template, o render.PDFOptions, format string) *render.Signature {
+	if format != string(render.PDF) {
+		return nil
+	}
+	return ct.Signature(o)
+}

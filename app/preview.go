@@ -401,6 +401,9 @@ func (s *DocumentService) DryRun(ctx context.Context, in GenerateInput) (*DryRun
 	if err != nil {
 		return nil, err
 	}
+	if err := s.Signing.CheckSignature(ctx, p.TeamID, signatureFor(ct, pdfOpts, in.Format)); err != nil {
+		return nil, err
+	}
 	c, err := s.dryRender(ctx, t, ct, in.Format, vars, pdfOpts)
 	if err != nil {
 		return nil, err

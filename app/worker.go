@@ -471,7 +471,20 @@ func (s *DocumentService) render(ctx context.Context, j *Job, t *Template, ct *r
 		e := renderError(err, timeout)
 		return nil, s.failed(e.Code, e.Message, e.Info)
 	}
-	return buf.Bytes(), JobResult{}
+	doc = buf.Bytes()
+	// Signing is the last step, on the final bytes (an incremental
+	// update): whatever changed the document before stays signed.
+	if sig := signatureFor(ct, pdfOpts, j.Format); sig != nil {
+		if s.Signing == nil {
+			return nil, s.failed(ECodeSigningFailed, "this server does not sign documents", nil)
+		}
+		signed, e := s.Signing.Sign(ctx, j.TeamID, doc, sig)
+		if e != nil {
+			return nil, s.failed(e.Code, e.Message, e.Info)
+		}
+		doc = signed
+	}
+	return doc, JobResult{}
 }
 
 // keep stores a rendered document and returns the job's completed result:

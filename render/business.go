@@ -46,6 +46,9 @@ type PDFRequest struct {
 	AttachAfter  json.RawMessage `json:"attachAfter,omitempty"`
 	// CountAttachedPages makes "page" and "pages" count the attached pages.
 	CountAttachedPages json.RawMessage `json:"countAttachedPages,omitempty"`
+	// Sign is {certificate, reason, location, name, visible, page, x, y,
+	// width, height}, or false to turn off the template's (sign.go).
+	Sign json.RawMessage `json:"sign,omitempty"`
 }
 
 // Stored is the request without its secrets: what a job may record.
@@ -57,7 +60,7 @@ func (r PDFRequest) Stored() PDFRequest {
 // Empty reports whether the request sets no option.
 func (r PDFRequest) Empty() bool {
 	return len(r.PDFA) == 0 && len(r.Watermark) == 0 && len(r.Encrypt) == 0 && len(r.DocumentMetadata) == 0 && len(r.EInvoice) == 0 &&
-		len(r.AttachBefore) == 0 && len(r.AttachAfter) == 0 && len(r.CountAttachedPages) == 0
+		len(r.AttachBefore) == 0 && len(r.AttachAfter) == 0 && len(r.CountAttachedPages) == 0 && len(r.Sign) == 0
 }
 
 // PDFOptions are checked business PDF options (ParsePDFOptions) plus what
@@ -72,6 +75,7 @@ type PDFOptions struct {
 	// schema's); countAttached nil keeps the schema's countAttachedPages.
 	attachBefore, attachAfter *[]string
 	countAttached             *bool
+	sign                      *Signature // nil: the schema's
 	// Draft stamps "DRAFT" on every page unless the template or the
 	// request sets a watermark (previews).
 	Draft bool
@@ -104,6 +108,8 @@ func (o PDFOptions) PDFOnly() string {
 		return "attachBefore"
 	case o.attachAfter != nil && len(*o.attachAfter) > 0:
 		return "attachAfter"
+	case o.sign != nil && !o.sign.off:
+		return "sign"
 	}
 	return ""
 }
@@ -132,6 +138,7 @@ type businessOptions struct {
 	pdfa      pdfaLevel
 	watermark *watermark
 	attach    attachments
+	sign      *Signature
 }
 
 // business is what one render applies: the schema's options with the
@@ -158,6 +165,9 @@ func (c *compiler) parseBusiness(o object) businessOptions {
 	}
 	if o.present("watermark") {
 		b.watermark = c.parseWatermark("schema.watermark", o.raw("watermark"))
+	}
+	if o.present("sign") {
+		b.sign = c.parseSign("schema.sign", o.raw("sign"), false)
 	}
 	if o.present("encrypt") {
 		c.add("schema.encrypt", "is set per request only: passwords are never stored with a template")
@@ -219,6 +229,12 @@ func ParsePDFOptions(r PDFRequest) (PDFOptions, error) {
 		o.einvoice = c.parseEInvoiceRequest("einvoice", r.EInvoice)
 	}
 	c.parseRequestAttachments(r, &o)
+	if isNull(r.Sign) {
+		o.sign = c.parseSign("sign", r.Sign, true)
+	}
+	if o.encrypt != nil && o.sign != nil && !o.sign.off {
+		c.add("sign", "cannot be combined with encrypt: sign or encrypt, not both (docs/templates.md, Signatures)")
+	}
 	if o.encrypt != nil && o.pdfa != nil && o.pdfa.part != 0 {
 		c.add("encrypt", "cannot be combined with pdfa: PDF/A forbids encryption")
 	}
@@ -347,6 +363,9 @@ func (t *Template) CheckPDFOptions(o PDFOptions) error {
 	}
 	if o.encrypt != nil && pdfa.part != 0 {
 		return &SchemaError{Issues: []Issue{{Path: "encrypt", Message: fmt.Sprintf("cannot be combined with PDF/A (the template asks for pdfa %q; send \"pdfa\": \"none\" to drop it): PDF/A forbids encryption", pdfa)}}}
+	}
+	if o.encrypt != nil && t.Signature(o) != nil {
+		return signEncryptIssue()
 	}
 	return t.checkEInvoiceOptions(o)
 }

@@ -62,13 +62,16 @@ var statusByCode = map[string]int{
 	app.ECodeUserNotFound:     http.StatusNotFound,
 	// Account deletion: the credentials were right but the account cannot be
 	// used (restorable, or past its grace period).
-	app.ECodePendingDeletion: http.StatusForbidden,
-	app.ECodeDeletionRunning: http.StatusForbidden,
-	app.ECodeAssetNotFound:   http.StatusNotFound,
-	app.ECodeAssetForbidden:  http.StatusForbidden,
-	"ERR_SHARE_001":          http.StatusNotFound,
-	"ERR_SHARE_004":          http.StatusNotFound,
-	"ERR_SHARE_005":          http.StatusForbidden,
+	app.ECodePendingDeletion:  http.StatusForbidden,
+	app.ECodeDeletionRunning:  http.StatusForbidden,
+	app.ECodeAssetNotFound:    http.StatusNotFound,
+	app.ECodeAssetForbidden:   http.StatusForbidden,
+	app.ECodeSigningNotFound:  http.StatusNotFound,
+	app.ECodeSigningForbidden: http.StatusForbidden,
+	app.ECodeSigningFailed:    http.StatusInternalServerError,
+	"ERR_SHARE_001":           http.StatusNotFound,
+	"ERR_SHARE_004":           http.StatusNotFound,
+	"ERR_SHARE_005":           http.StatusForbidden,
 }
 
 // statusOf returns the HTTP status for an error code.

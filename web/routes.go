@@ -105,6 +105,14 @@ func (s *Server) routes() {
 	s.handle("PATCH /api/assets/{id}", anyAuth, s.handleRenameAsset)
 	s.handle("DELETE /api/assets/{id}", anyAuth, s.handleDeleteAsset)
 
+	// Signing certificates (issue 23): the team's PKCS #12 keys for
+	// "sign". Reads need templates:read; uploads and deletes a dashboard
+	// login of an owner or admin. Key material is never returned.
+	s.handle("POST /api/signing-certificates", jwtOnly, s.handleCreateSigningCertificate)
+	s.handle("GET /api/signing-certificates", anyAuth, s.handleListSigningCertificates)
+	s.handle("GET /api/signing-certificates/{id}", anyAuth, s.handleGetSigningCertificate)
+	s.handle("DELETE /api/signing-certificates/{id}", jwtOnly, s.handleDeleteSigningCertificate)
+
 	// Template folders and categories (minimal team records for filing templates).
 	s.handle("POST /api/template-folders", jwtOnly, s.handleCreateGroup(app.GroupFolder))
 	s.handle("GET /api/template-folders", anyAuth, s.handleListGroups(app.GroupFolder))

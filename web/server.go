@@ -27,6 +27,7 @@ type Server struct {
 	Teams     *app.TeamService
 	Accounts  *app.AccountService
 	Assets    *app.AssetService
+	Signing   *app.SigningService
 	Logger    *slog.Logger
 	// Rates is nil when rate limiting is off.
 	Rates *RateLimits

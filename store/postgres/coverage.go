@@ -46,8 +46,9 @@ func Parts() []Part {
 		{"WebhookStore", implements[app.WebhookStore]()},
 		{"WebhookSchedule", implements[app.WebhookSchedule]()},
 		{"MetaGenerations", implements[app.MetaGenerations]()},
+		{"SigningCertificateStore", implements[app.SigningCertificateStore]()},
 		{"RateStore (rate-limit windows and login throttles)", false},
-		{"signing keys (jwt.key, download.key are still files in --data)", false},
+		{"signing keys (jwt.key, download.key, signing.key are still files in --data)", false},
 		{"retention, roll-ups and live backup (store.DB's janitor and admin operations)", false},
 	}
 }
