@@ -234,7 +234,7 @@ func TestMergeKeepsTheCatalog(t *testing.T) {
 	withXML := filepath.Join(t.TempDir(), "facturx.pdf")
 	if out, err := exec.Command(pdfaPython, "-c", `import pikepdf, sys
 p = pikepdf.open(sys.argv[1])
-p.attachments["factur-x.xml"] = pikepdf.AttachedFileSpec(p, b"<rsm:CrossIndustryInvoice/>", filename="factur-x.xml", mime_type="text/xml")
+p.attachments["factur-x.xml"] = pikepdf.AttachedFileSpec(p, b"<rsm:CrossIndustryInvoice/>", filename="factur-x.xml", mime_type="text/xml", mod_date="D:20261126000000Z")
 spec = p.Root.Names.EmbeddedFiles.Names[1]
 spec.AFRelationship = pikepdf.Name.Data
 p.Root.AF = pikepdf.Array([spec])

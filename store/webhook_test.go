@@ -2,58 +2,11 @@ package store
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"folio/app"
 )
-
-// TestScheduleKeepsOneEntryPerKey: scheduling the same attempt twice (the
-// sweep racing a dispatch) keeps the first entry and its lease; claims take
-// only what admit lets through, at most max, earliest first.
-func TestScheduleKeepsOneEntryPerKey(t *testing.T) {
-	ctx := context.Background()
-	q := mustBolt(t, filepath.Join(t.TempDir(), "q.db"))
-	t0 := time.UnixMilli(1700000000000)
-	e := func(id, sub string, due time.Time) *app.ScheduleEntry {
-		return &app.ScheduleEntry{DeliveryID: id, SubscriptionID: sub, Attempt: 1, Due: due}
-	}
-	if err := q.ScheduleAttempts(ctx, e("dlv_a", "whk_1", t0), e("dlv_b", "whk_1", t0.Add(time.Millisecond)), e("dlv_c", "whk_2", t0.Add(2*time.Millisecond))); err != nil {
-		t.Fatal(err)
-	}
-	got, _, err := q.ClaimDueAttempts(ctx, t0.Add(time.Second), time.Minute, 1, nil)
-	if err != nil || len(got) != 1 || got[0].DeliveryID != "dlv_a" || got[0].SubscriptionID != "whk_1" {
-		t.Fatalf("claim = %+v, %v", got, err)
-	}
-	// Scheduling dlv_a again under the same key must not clear its lease.
-	if err := q.ScheduleAttempts(ctx, e("dlv_a", "whk_1", t0)); err != nil {
-		t.Fatal(err)
-	}
-	all, _ := q.ScheduledAttempts(ctx)
-	if len(all) != 3 {
-		t.Fatalf("%d entries after rescheduling the same key", len(all))
-	}
-	// Subscription whk_1 is refused: only dlv_c can be taken; the next look
-	// is when admit says whk_1 reopens.
-	reopen := t0.Add(1500 * time.Millisecond)
-	admit := func(sub string, _ time.Time) (bool, time.Time) { return sub != "whk_1", reopen }
-	got, _, err = q.ClaimDueAttempts(ctx, t0.Add(time.Second), time.Minute, 5, admit)
-	if err != nil || len(got) != 1 || got[0].DeliveryID != "dlv_c" {
-		t.Fatalf("claim with admit = %+v, %v", got, err)
-	}
-	got, next, err := q.ClaimDueAttempts(ctx, t0.Add(time.Second), time.Minute, 5, admit)
-	if err != nil || len(got) != 0 || !next.Equal(reopen) {
-		t.Fatalf("nothing admitted: %+v, next %v, %v", got, next, err)
-	}
-	if err := q.RemoveAttempts(ctx, "dlv_a", "dlv_b"); err != nil {
-		t.Fatal(err)
-	}
-	all, _ = q.ScheduledAttempts(ctx)
-	if len(all) != 1 || all[0].DeliveryID != "dlv_c" {
-		t.Fatalf("after removing a and b: %+v", all)
-	}
-}
 
 func TestWebhookOutboxAndRetention(t *testing.T) {
 	ctx := context.Background()
