@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"text/tabwriter"
 	"time"
 )
@@ -111,15 +110,6 @@ func pct(d []time.Duration, p float64) float64 {
 func round(v float64, places int) float64 {
 	m := math.Pow(10, float64(places))
 	return math.Round(v*m) / m
-}
-
-// cpuTime is the process's user+system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // sampleRSS samples the resident set every 20 ms (Linux /proc) and returns a
