@@ -201,6 +201,14 @@ func (s *TeamService) myInvitation(ctx context.Context, id string) (*User, *Invi
 	return u, inv, nil
 }
 
+// Normalize makes a pending invitation past its expiry read as expired
+// (the stores keep it pending until someone answers or the team revokes it).
+func (inv *Invitation) Normalize(now time.Time) {
+	if inv.Status == InvitePending && !now.Before(inv.ExpiresAt) {
+		inv.Status = InviteExpired
+	}
+}
+
 // AcceptInvitation makes the caller a member of the inviting team.
 func (s *TeamService) AcceptInvitation(ctx context.Context, id string) (*Member, error) {
 	u, inv, err := s.myInvitation(ctx, id)

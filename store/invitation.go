@@ -2,47 +2,20 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.InvitationStore = (*DB)(nil)
 
-// invitationCols: the invitation, its team's name and its inviter.
-const invitationCols = `i.id, i.team_id, t.name, i.email, i.role, i.status, i.invited_by, COALESCE(u.name, ''), COALESCE(u.email, ''),
-	i.expires_at, i.created_at`
-
-const invitationFrom = ` FROM invitations i JOIN teams t ON t.id = i.team_id LEFT JOIN users u ON u.id = i.invited_by `
-
-func scanInvitation(row scanner, now time.Time) (*app.Invitation, error) {
-	var inv app.Invitation
-	var by app.ActivityUser
-	var expires, created int64
-	err := row.Scan(&inv.ID, &inv.TeamID, &inv.TeamName, &inv.Email, &inv.Role, &inv.Status, &inv.InvitedByID, &by.Name, &by.Email,
-		&expires, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeInvitationNotFound, "invitation")
-	} else if err != nil {
-		return nil, err
-	}
-	by.ID = inv.InvitedByID
-	inv.InvitedBy = &by
-	inv.ExpiresAt, inv.CreatedAt = fromMS(expires), fromMS(created)
-	if inv.Status == app.InvitePending && !now.Before(inv.ExpiresAt) {
-		inv.Status = app.InviteExpired
-	}
-	return &inv, nil
-}
-
 func (db *DB) findInvitations(ctx context.Context, where string, now time.Time, pg app.Page, args ...any) ([]*app.Invitation, int, error) {
 	var total int
-	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*)`+invitationFrom+`WHERE `+where, args...).Scan(&total); err != nil {
+	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*)`+scan.InvitationFrom+`WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+invitationCols+invitationFrom+`WHERE `+where+
+	rows, err := db.read.QueryContext(ctx, `SELECT `+scan.InvitationCols+scan.InvitationFrom+`WHERE `+where+
 		` ORDER BY i.created_at DESC, i.rowid DESC LIMIT ? OFFSET ?`, append(args, pg.Limit, pg.Offset())...)
 	if err != nil {
 		return nil, 0, err
@@ -50,7 +23,7 @@ func (db *DB) findInvitations(ctx context.Context, where string, now time.Time, 
 	defer rows.Close()
 	out := []*app.Invitation{}
 	for rows.Next() {
-		inv, err := scanInvitation(rows, now)
+		inv, err := scan.Invitation(rows, now)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -94,7 +67,7 @@ func (db *DB) CreateInvitation(ctx context.Context, inv *app.Invitation, now tim
 
 // FindInvitation returns an invitation of a live team.
 func (db *DB) FindInvitation(ctx context.Context, id string, now time.Time) (*app.Invitation, error) {
-	return scanInvitation(db.read.QueryRowContext(ctx, `SELECT `+invitationCols+invitationFrom+
+	return scan.Invitation(db.read.QueryRowContext(ctx, `SELECT `+scan.InvitationCols+scan.InvitationFrom+
 		`WHERE i.id = ? AND t.deleted_at IS NULL`, id), now)
 }
 
@@ -114,7 +87,7 @@ func (db *DB) FindInvitationsByEmail(ctx context.Context, email string, now time
 func (db *DB) AcceptInvitation(ctx context.Context, id, userID string, now time.Time) (*app.Member, error) {
 	var m *app.Member
 	err := db.tx(ctx, func(tx *Tx) error {
-		inv, err := scanInvitation(tx.QueryRowContext(ctx, `SELECT `+invitationCols+invitationFrom+
+		inv, err := scan.Invitation(tx.QueryRowContext(ctx, `SELECT `+scan.InvitationCols+scan.InvitationFrom+
 			`WHERE i.id = ? AND t.deleted_at IS NULL`, id), now)
 		if err != nil {
 			return err

@@ -2,50 +2,24 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.InvitationStore = (*DB)(nil)
-
-// invitationCols: the invitation, its team's name and its inviter.
-const invitationCols = `i.id, i.team_id, t.name, i.email, i.role, i.status, i.invited_by, COALESCE(u.name, ''), COALESCE(u.email, ''),
-	i.expires_at, i.created_at`
-
-const invitationFrom = ` FROM invitations i JOIN teams t ON t.id = i.team_id LEFT JOIN users u ON u.id = i.invited_by `
-
-func scanInvitation(row scanner, now time.Time) (*app.Invitation, error) {
-	var inv app.Invitation
-	var by app.ActivityUser
-	var expires, created int64
-	err := row.Scan(&inv.ID, &inv.TeamID, &inv.TeamName, &inv.Email, &inv.Role, &inv.Status, &inv.InvitedByID, &by.Name, &by.Email,
-		&expires, &created)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeInvitationNotFound, "invitation")
-	} else if err != nil {
-		return nil, err
-	}
-	by.ID = inv.InvitedByID
-	inv.InvitedBy = &by
-	inv.ExpiresAt, inv.CreatedAt = fromMS(expires), fromMS(created)
-	if inv.Status == app.InvitePending && !now.Before(inv.ExpiresAt) {
-		inv.Status = app.InviteExpired
-	}
-	return &inv, nil
-}
 
 // findInvitations lists invitations matching where, whose parameters are
 // args ($1...), newest first.
 func (db *DB) findInvitations(ctx context.Context, where string, now time.Time, pg app.Page, args ...any) ([]*app.Invitation, int, error) {
 	var total int
-	if err := db.pool.QueryRow(ctx, `SELECT COUNT(*)`+invitationFrom+`WHERE `+where, args...).Scan(&total); err != nil {
+	if err := db.pool.QueryRow(ctx, `SELECT COUNT(*)`+scan.InvitationFrom+`WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := db.pool.Query(ctx, `SELECT `+invitationCols+invitationFrom+`WHERE `+where+
+	rows, err := db.pool.Query(ctx, `SELECT `+scan.InvitationCols+scan.InvitationFrom+`WHERE `+where+
 		` ORDER BY i.created_at DESC, i.seq DESC LIMIT $3 OFFSET $4`, append(args, pg.Limit, pg.Offset())...)
 	if err != nil {
 		return nil, 0, err
@@ -53,7 +27,7 @@ func (db *DB) findInvitations(ctx context.Context, where string, now time.Time, 
 	defer rows.Close()
 	out := []*app.Invitation{}
 	for rows.Next() {
-		inv, err := scanInvitation(rows, now)
+		inv, err := scan.Invitation(rows, now)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -97,7 +71,7 @@ func (db *DB) CreateInvitation(ctx context.Context, inv *app.Invitation, now tim
 
 // FindInvitation returns an invitation of a live team.
 func (db *DB) FindInvitation(ctx context.Context, id string, now time.Time) (*app.Invitation, error) {
-	return scanInvitation(db.pool.QueryRow(ctx, `SELECT `+invitationCols+invitationFrom+
+	return scan.Invitation(db.pool.QueryRow(ctx, `SELECT `+scan.InvitationCols+scan.InvitationFrom+
 		`WHERE i.id = $1 AND t.deleted_at IS NULL`, id), now)
 }
 
@@ -118,7 +92,7 @@ func (db *DB) FindInvitationsByEmail(ctx context.Context, email string, now time
 func (db *DB) AcceptInvitation(ctx context.Context, id, userID string, now time.Time) (*app.Member, error) {
 	var m *app.Member
 	err := db.metaTx(ctx, func(tx pgx.Tx) error {
-		inv, err := scanInvitation(tx.QueryRow(ctx, `SELECT `+invitationCols+invitationFrom+
+		inv, err := scan.Invitation(tx.QueryRow(ctx, `SELECT `+scan.InvitationCols+scan.InvitationFrom+
 			`WHERE i.id = $1 AND t.deleted_at IS NULL FOR UPDATE OF i`, id), now)
 		if err != nil {
 			return err
