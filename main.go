@@ -283,8 +283,12 @@ type Main struct {
 	Logger *slog.Logger
 	Now    func() time.Time
 
-	DB     *store.DB
-	Bolt   *store.Bolt
+	// DB and Bolt are the embedded stores; PG is PostgreSQL instead of
+	// both under --database-url (backend.go).
+	DB      *store.DB
+	Bolt    *store.Bolt
+	PG      *postgres.DB
+	backend *backend
 	Server *web.Server
 	Certs  *web.Certs
 	// Metrics are served at /metrics (created by Open when nil).
@@ -334,13 +338,11 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err := store.PrivateDir(c.Data); err != nil {
 		return err
 	}
-	if m.DB, err = store.Open(ctx, filepath.Join(c.Data, "folio.db")); err != nil {
+	be, err := m.openBackend(ctx)
+	if err != nil {
 		return err
 	}
-	if m.Bolt, err = store.OpenBolt(filepath.Join(c.Data, "queue.db")); err != nil {
-		return err
-	}
-	m.backfillRollups(ctx)
+	m.backend = be
 	// The certificate exists before the port opens: a client that connects
 	// as soon as it can must find the file it trusts.
 	if err := m.openCerts(); err != nil {
@@ -352,17 +354,17 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if c.BaseURL == "" {
 		c.BaseURL = "https://" + m.ln.Addr().String()
 	}
-	jwtKey, err := store.Secret(filepath.Join(c.Data, "keys", "jwt.key"))
+	jwtKey, err := be.secret(ctx, "jwt")
 	if err != nil {
 		return err
 	}
-	dlKey, err := store.Secret(filepath.Join(c.Data, "keys", "download.key"))
+	dlKey, err := be.secret(ctx, "download")
 	if err != nil {
 		return err
 	}
 	// The key-encryption key of the teams' signing keys (app/signing.go):
-	// created once, 0600, backed up with keys/.
-	signingKEK, err := store.Secret(filepath.Join(c.Data, "keys", "signing.key"))
+	// created once, 0600, backed up with keys/ (or in the database).
+	signingKEK, err := be.secret(ctx, "signing")
 	if err != nil {
 		return err
 	}
@@ -378,20 +380,21 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	activity := &app.ActivityLog{Store: m.DB, Logger: m.Logger, Now: m.Now}
-	assetSvc := &app.AssetService{Assets: m.DB, Teams: m.DB, Files: files, Memory: engine, Now: m.Now}
-	meta := &app.MetaCache{Gen: m.DB} // keys, users, teams, templates (docs/decisions.md, "Metadata cache")
+	db := be.records
+	activity := &app.ActivityLog{Store: db, Logger: m.Logger, Now: m.Now}
+	assetSvc := &app.AssetService{Assets: db, Teams: db, Files: files, Memory: engine, Now: m.Now}
+	meta := &app.MetaCache{Gen: db} // keys, users, teams, templates (docs/decisions.md, "Metadata cache")
 	assetSvc.Meta = meta              // each team's font assets
-	templates := &app.TemplateService{Templates: meta.Templates(m.DB), Teams: m.DB, Engine: engine, Now: m.Now, Activity: activity, Assets: assetSvc}
+	templates := &app.TemplateService{Templates: meta.Templates(db), Teams: db, Engine: engine, Now: m.Now, Activity: activity, Assets: assetSvc}
 	if templates.Images, err = newImageFetcher(c); err != nil {
 		return err
 	}
 	docs := &app.DocumentService{
-		Jobs: m.DB, Batches: m.DB, Templates: templates, Teams: meta.Teams(m.DB), Meta: meta, Queue: m.Bolt, Files: files,
+		Jobs: db, Batches: db, Templates: templates, Teams: meta.Teams(db), Meta: meta, Queue: be.queue, Files: files,
 		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics,
 		Limits: c.Limits, GenerateWait: c.GenerateWait, InlineMax: c.InlineMax,
 	}
-	docs.Signing = &app.SigningService{Store: m.DB, Activity: activity, KEK: signingKEK, Now: m.Now}
+	docs.Signing = &app.SigningService{Store: db, Activity: activity, KEK: signingKEK, Now: m.Now}
 	if c.TSAURL != "" {
 		docs.Signing.TSA = &pades.TSA{URL: c.TSAURL}
 	}
@@ -399,25 +402,25 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		testHookDocuments(docs)
 	}
 	authLimits := app.NewMemoryLimiter() // login and account throttles, kept in bbolt across restarts
-	if err := m.persistLimits(ctx, authLimits, m.Bolt.AuthLimits()); err != nil {
+	if err := m.persistLimits(ctx, authLimits, be.authRates); err != nil {
 		return err
 	}
-	auth := &app.AuthService{Users: meta.Users(m.DB), Teams: meta.Teams(m.DB), Tokens: m.DB, Keys: meta.Keys(m.DB), Meta: meta, Accounts: m.DB, TwoFactor: m.DB, Mailer: mailer, Limiter: authLimits,
+	auth := &app.AuthService{Users: meta.Users(db), Teams: meta.Teams(db), Tokens: db, Keys: meta.Keys(db), Meta: meta, Accounts: db, TwoFactor: db, Mailer: mailer, Limiter: authLimits,
 		Config: app.AuthConfig{JWTKey: jwtKey, BaseURL: c.BaseURL, SignupOpen: c.Signup == "open", DefaultPlan: c.DefaultPlan}, Now: m.Now}
-	accounts := &app.AccountService{Users: m.DB, Accounts: m.DB, TwoFactor: m.DB, Teams: m.DB, Keys: m.DB, Templates: m.DB, Activity: activity,
+	accounts := &app.AccountService{Users: db, Accounts: db, TwoFactor: db, Teams: db, Keys: db, Templates: db, Activity: activity,
 		Auth: auth, Mailer: mailer, Files: files, Memory: engine, Limiter: auth.Limiter, BaseURL: c.BaseURL, Logger: m.Logger, Now: m.Now}
 	m.Server = &web.Server{
 		Auth: auth,
-		Teams: &app.TeamService{Teams: m.DB, Invitations: m.DB, Users: m.DB, Activity: activity, Mailer: mailer,
+		Teams: &app.TeamService{Teams: db, Invitations: db, Users: db, Activity: activity, Mailer: mailer,
 			Config: app.TeamConfig{BaseURL: c.BaseURL, DefaultPlan: c.DefaultPlan}, Now: m.Now},
 		Accounts:          accounts,
 		Assets:            assetSvc,
 		Signing:           docs.Signing,
-		Keys:              &app.KeyService{Keys: m.DB, Teams: m.DB, Now: m.Now},
+		Keys:              &app.KeyService{Keys: db, Teams: db, Now: m.Now},
 		Templates:         templates,
 		Documents:         docs,
 		ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout,
-		Analytics: &app.AnalyticsService{Store: m.DB, Counts: m.DB, Dash: m.DB, Jobs: m.DB, Templates: m.DB, Teams: m.DB, Assets: m.DB, Now: m.Now},
+		Analytics: &app.AnalyticsService{Store: db, Counts: db, Dash: db, Jobs: db, Templates: db, Teams: db, Assets: db, Now: m.Now},
 		Logger:    m.Logger,
 	}
 	m.openOps(docs)
@@ -443,8 +446,11 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	}
 	// After a load: the kept batch lists, page compressors and idle SQLite
 	// readers go, then the executable's pages leave the RSS (issue 24).
-	m.IdleTrim = &app.IdleTrim{Hooks: []func(){docs.TrimCaches, render.TrimCaches, m.DB.TrimIdle}, Logger: m.Logger,
+	m.IdleTrim = &app.IdleTrim{Hooks: []func(){docs.TrimCaches, render.TrimCaches}, Logger: m.Logger,
 		After: []func(){func() { app.DropFilePages() }}}
+	if be.trimIdle != nil {
+		m.IdleTrim.Hooks = append(m.IdleTrim.Hooks, be.trimIdle)
+	}
 	ictx, stopIdle := context.WithCancel(context.WithoutCancel(ctx))
 	idleDone := make(chan struct{})
 	m.stopIdleTrim = func() { stopIdle(); <-idleDone }
@@ -456,6 +462,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Backup: func(ctx context.Context, withFiles bool, w io.Writer, progress func(copied, total int64)) error {
 			if withFiles && c.FilesURL != "" {
 				return errFilesInS3
+			}
+			if m.DB == nil {
+				return errBackupPostgres
 			}
 			return store.WriteBackup(ctx, m.DB, m.Bolt, c.Data, withFiles, w, progress)
 		}}
@@ -551,13 +560,13 @@ func (m *Main) openWebhooks(ctx context.Context, docs *app.DocumentService) erro
 	if err != nil {
 		return err
 	}
-	d := &app.Deliverer{Store: m.DB, Queue: m.Bolt, Client: client, Retries: retries,
+	d := &app.Deliverer{Store: m.backend.records, Queue: m.backend.schedule, Client: client, Retries: retries,
 		Workers: c.WebhookWorkers, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics}
 	if testHookDeliverer != nil {
 		testHookDeliverer(d)
 	}
 	docs.Webhooks = d
-	m.Server.Webhooks = &app.WebhookService{Store: m.DB, Deliverer: d, AllowPrivate: c.WebhookAllowPrivate, Now: m.Now, Logger: m.Logger}
+	m.Server.Webhooks = &app.WebhookService{Store: m.backend.records, Deliverer: d, AllowPrivate: c.WebhookAllowPrivate, Now: m.Now, Logger: m.Logger}
 	m.stopDeliverer, err = d.Start(ctx)
 	return err
 }
@@ -566,7 +575,7 @@ func (m *Main) openWebhooks(ctx context.Context, docs *app.DocumentService) erro
 // its sessions in SQLite.
 func (m *Main) openDashboard(auth *app.AuthService) *app.SessionService {
 	sv := m.Server
-	sessions := &app.SessionService{Sessions: m.DB, Auth: auth, Now: m.Now}
+	sessions := &app.SessionService{Sessions: m.backend.records, Auth: auth, Now: m.Now}
 	sv.Dashboard = &dashboard.Dashboard{Sessions: sessions, Auth: sv.Auth, Keys: sv.Keys, Templates: sv.Templates, Documents: sv.Documents, Assets: sv.Assets,
 		Analytics: sv.Analytics, Webhooks: sv.Webhooks, Teams: sv.Teams, Accounts: sv.Accounts, Logger: m.Logger}
 	return sessions
@@ -588,7 +597,7 @@ func (m *Main) openRateLimits(ctx context.Context) error {
 	}
 	l := app.NewMemoryLimiter()
 	l.CountRefused = true
-	if err := m.persistLimits(ctx, l, m.Bolt); err != nil {
+	if err := m.persistLimits(ctx, l, m.backend.apiRates); err != nil {
 		return err
 	}
 	m.Server.Rates = &web.RateLimits{Table: table, Limiter: l, Now: m.Now}
@@ -598,6 +607,9 @@ func (m *Main) openRateLimits(ctx context.Context) error {
 // persistLimits loads l's counters from st and saves what changed every 2
 // seconds and at Close.
 func (m *Main) persistLimits(ctx context.Context, l *app.MemoryLimiter, st app.RateStore) error {
+	if st == nil {
+		return nil
+	}
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	wait, err := app.PersistLimiter(pctx, l, st, 2*time.Second, m.Now, m.Logger)
 	if err != nil {
@@ -623,9 +635,11 @@ func (m *Main) openOps(docs *app.DocumentService) {
 	m.Server.MetricsToken = c.MetricsToken
 	m.Server.TrustedProxies, _ = web.ParseTrustedProxies(c.TrustedProxies) // checked by validate
 	minFree := uint64(max(c.MinFreeMB, 0)) << 20
-	m.Server.Checks = []web.Check{
-		{Name: "sqlite", Run: m.DB.Ping},
-		{Name: "bbolt", Run: func(context.Context) error { return m.Bolt.Ping() }},
+	m.Server.Checks = []web.Check{{Name: m.backend.name, Run: m.backend.records.Ping}}
+	if m.Bolt != nil {
+		m.Server.Checks = append(m.Server.Checks, web.Check{Name: "bbolt", Run: func(context.Context) error { return m.Bolt.Ping() }})
+	}
+	m.Server.Checks = append(m.Server.Checks, []web.Check{
 		{Name: "dataDir", Run: func(context.Context) error { return store.CheckWritable(c.Data) }},
 		{Name: "disk", Run: func(context.Context) error { return store.CheckFreeSpace(c.Data, minFree) }},
 		{Name: "workers", Run: func(context.Context) error {
@@ -634,9 +648,11 @@ func (m *Main) openOps(docs *app.DocumentService) {
 			}
 			return nil
 		}},
-	}
+	}...)
 	m.Metrics.ObserveProcess(version, commit, date, time.Now())
-	m.Metrics.ObserveQueue(docs.WorkersRunning, func(ctx context.Context) (*app.QueueTotals, error) { return m.DB.QueueTotals(ctx, m.Now()) })
+	if m.backend.queueTotals != nil {
+		m.Metrics.ObserveQueue(docs.WorkersRunning, m.backend.queueTotals)
+	}
 }
 
 func (m *Main) openCerts() error {
@@ -701,6 +717,9 @@ func (m *Main) Close() error {
 	}
 	if m.DB != nil {
 		errs = append(errs, m.DB.Close())
+	}
+	if m.PG != nil {
+		errs = append(errs, m.PG.Close())
 	}
 	return errors.Join(errs...)
 }
