@@ -423,6 +423,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Analytics: &app.AnalyticsService{Store: db, Counts: db, Dash: db, Jobs: db, Templates: db, Teams: db, Assets: db, Now: m.Now},
 		Logger:    m.Logger,
 	}
+	if m.PG != nil {
+		m.Server.Unavailable = postgres.Unavailable
+	}
 	m.openOps(docs)
 	if err := m.openWebhooks(ctx, docs); err != nil {
 		return err
