@@ -132,6 +132,12 @@ type Config struct {
 	MinFreeMB      int64         // readiness needs this much free disk in --data
 	GenerateWait   time.Duration // how long a synchronous generate waits (0: 30 s)
 
+	// Lease is how long a replica's claim on a job or webhook attempt
+	// lasts between renewals: when a replica dies, the others take its
+	// work over once it lapses (0: app.DefaultJobLease for jobs,
+	// app.DefaultAttemptLease for attempts).
+	Lease time.Duration
+
 	// FilesURL keeps generated documents, assets and avatars in S3
 	// (s3://bucket/prefix?endpoint=...); "" keeps them in <data>/files.
 	FilesURL string
@@ -185,6 +191,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MetricsToken, "metrics-token", "", "Bearer token for /metrics and /debug/pprof (default: loopback clients only)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client")
 	fs.Int64Var(&c.MinFreeMB, "min-free-mb", defaultMinFreeMB, "/readyz fails when the data directory's disk has less free space (MB)")
+	fs.DurationVar(&c.Lease, "lease", 0, "how long a claim on a job or webhook attempt lasts between renewals; with several replicas, how soon the others take over a dead one's work (default 3m for jobs, 2m for attempts; at least 2s)")
 	fs.StringVar(&c.FilesURL, "files-url", "", "s3://bucket/prefix?endpoint=host:port&region=... keeps documents, assets and avatars in S3 (credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY; docs/deploy.md)")
 	fs.Var(&c.FontDirs, "font-dir", "directory of TTF/OTF/TTC fonts every team may choose with fontFamily (repeatable; FOLIO_FONT_DIR: a "+string(os.PathListSeparator)+"-separated list)")
 	fs.BoolVar(&c.SystemFonts, "system-fonts", false, "also offer the system's fonts ("+strings.Join(app.SystemFontDirs(), ", ")+")")
@@ -248,6 +255,9 @@ func (c *Config) validate() error {
 		if missing := postgres.Missing(); len(missing) > 0 {
 			return fmt.Errorf("--database-url: the PostgreSQL backend is not complete yet (docs/deploy.md, PostgreSQL); not implemented: %s", strings.Join(missing, "; "))
 		}
+	}
+	if c.Lease != 0 && c.Lease < 2*time.Second {
+		return fmt.Errorf("--lease must be at least 2s")
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("--log-format must be text or json")
@@ -392,7 +402,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	docs := &app.DocumentService{
 		Jobs: db, Batches: db, Templates: templates, Teams: meta.Teams(db), Meta: meta, Queue: be.queue, Files: files,
 		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics,
-		Limits: c.Limits, GenerateWait: c.GenerateWait, InlineMax: c.InlineMax,
+		Limits: c.Limits, GenerateWait: c.GenerateWait, InlineMax: c.InlineMax, JobLease: c.Lease,
 	}
 	docs.Signing = &app.SigningService{Store: db, Activity: activity, KEK: signingKEK, Now: m.Now}
 	if c.TSAURL != "" {
@@ -564,7 +574,11 @@ func (m *Main) openWebhooks(ctx context.Context, docs *app.DocumentService) erro
 		return err
 	}
 	d := &app.Deliverer{Store: m.backend.records, Queue: m.backend.schedule, Client: client, Retries: retries,
-		Workers: c.WebhookWorkers, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics}
+		Workers: c.WebhookWorkers, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics, Lease: c.Lease}
+	if c.Lease > 0 {
+		// An attempt ends before its lease does: never sent twice at once.
+		d.Timeout = min(30*time.Second, c.Lease/2)
+	}
 	if testHookDeliverer != nil {
 		testHookDeliverer(d)
 	}
