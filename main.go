@@ -159,7 +159,7 @@ type Config struct {
 	NoJanitor bool
 	// InlineMax is the largest document kept in the database instead of
 	// a file (0: app.DefaultInlineMax, 64 KB; negative: every document
-	// is a file). No flag: tests of the file path.
+	// is a file).
 	InlineMax int
 }
 
@@ -191,6 +191,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MetricsToken, "metrics-token", "", "Bearer token for /metrics and /debug/pprof (default: loopback clients only)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client")
 	fs.Int64Var(&c.MinFreeMB, "min-free-mb", defaultMinFreeMB, "/readyz fails when the data directory's disk has less free space (MB)")
+	fs.IntVar(&c.InlineMax, "inline-max", 0, "largest document (bytes) kept in the database instead of a file in --data or --files-url (0: 64 KB; -1: every document is a file)")
 	fs.DurationVar(&c.Lease, "lease", 0, "how long a claim on a job or webhook attempt lasts between renewals; with several replicas, how soon the others take over a dead one's work (default 3m for jobs, 2m for attempts; at least 2s)")
 	fs.StringVar(&c.FilesURL, "files-url", "", "s3://bucket/prefix?endpoint=host:port&region=... keeps documents, assets and avatars in S3 (credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY; docs/deploy.md)")
 	fs.Var(&c.FontDirs, "font-dir", "directory of TTF/OTF/TTC fonts every team may choose with fontFamily (repeatable; FOLIO_FONT_DIR: a "+string(os.PathListSeparator)+"-separated list)")
