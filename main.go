@@ -300,8 +300,8 @@ type Main struct {
 	Bolt    *store.Bolt
 	PG      *postgres.DB
 	backend *backend
-	Server *web.Server
-	Certs  *web.Certs
+	Server  *web.Server
+	Certs   *web.Certs
 	// Metrics are served at /metrics (created by Open when nil).
 	Metrics *app.Metrics
 
@@ -395,7 +395,7 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	activity := &app.ActivityLog{Store: db, Logger: m.Logger, Now: m.Now}
 	assetSvc := &app.AssetService{Assets: db, Teams: db, Files: files, Memory: engine, Now: m.Now}
 	meta := &app.MetaCache{Gen: db} // keys, users, teams, templates (docs/decisions.md, "Metadata cache")
-	assetSvc.Meta = meta              // each team's font assets
+	assetSvc.Meta = meta            // each team's font assets
 	templates := &app.TemplateService{Templates: meta.Templates(db), Teams: db, Engine: engine, Now: m.Now, Activity: activity, Assets: assetSvc}
 	if templates.Images, err = newImageFetcher(c); err != nil {
 		return err
