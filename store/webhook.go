@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.WebhookStore = (*DB)(nil)
@@ -173,12 +174,8 @@ func subscribedEvents(ctx context.Context, tx *Tx, teamID string) (map[string]bo
 		if err := rows.Scan(&raw); err != nil {
 			return nil, err
 		}
-		var types []string
-		if err := json.Unmarshal([]byte(raw), &types); err != nil {
+		if err := scan.AddEventTypes(out, raw); err != nil {
 			return nil, err
-		}
-		for _, t := range types {
-			out[t] = true
 		}
 	}
 	return out, rows.Err()
