@@ -103,6 +103,7 @@ func (e *exitError) Error() string { return e.err.Error() }
 
 // Operations defaults (docs/deploy.md).
 const (
+	janitorEvery         = 10 * time.Minute // retention passes
 	defaultShutdownGrace = 30 * time.Second
 	defaultMinFreeMB     = 100
 )
@@ -289,8 +290,15 @@ type Main struct {
 	// throttles instead of memory and bbolt: PostgreSQL's, which every
 	// replica shares (--database-url).
 	RateWindows app.RateWindows
-	Server      *web.Server
-	Certs       *web.Certs
+	// Secrets, when set, keeps the JWT, download-link and signing keys
+	// (PostgreSQL's secrets table); nil: the files <data>/keys/*.key.
+	Secrets app.Secrets
+	// Tasks, when set, lets one replica of several run the janitor's pass
+	// per interval (PostgreSQL's advisory locks); nil: this process alone
+	// runs it.
+	Tasks  app.TaskLock
+	Server *web.Server
+	Certs  *web.Certs
 	// Metrics are served at /metrics (created by Open when nil).
 	Metrics *app.Metrics
 
@@ -356,17 +364,20 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if c.BaseURL == "" {
 		c.BaseURL = "https://" + m.ln.Addr().String()
 	}
-	jwtKey, err := store.Secret(filepath.Join(c.Data, "keys", "jwt.key"))
+	if m.Secrets == nil {
+		m.Secrets = store.KeyDir(filepath.Join(c.Data, "keys"))
+	}
+	jwtKey, err := m.Secrets.Secret(ctx, app.SecretJWT)
 	if err != nil {
 		return err
 	}
-	dlKey, err := store.Secret(filepath.Join(c.Data, "keys", "download.key"))
+	dlKey, err := m.Secrets.Secret(ctx, app.SecretDownload)
 	if err != nil {
 		return err
 	}
 	// The key-encryption key of the teams' signing keys (app/signing.go):
-	// created once, 0600, backed up with keys/.
-	signingKEK, err := store.Secret(filepath.Join(c.Data, "keys", "signing.key"))
+	// created once, 0600, backed up with keys/ (or in the database).
+	signingKEK, err := m.Secrets.Secret(ctx, app.SecretSigning)
 	if err != nil {
 		return err
 	}
@@ -436,14 +447,22 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return err
 	}
 	m.sweepers = []app.Sweeper{docs.Sweep, accounts.Sweep, sessions.Sweep, m.Server.Webhooks.Sweep}
+	var rateSweep []app.Sweeper
+	if m.Tasks != nil {
+		// Several replicas: one of them runs each pass.
+		m.sweepers = []app.Sweeper{app.OneReplica(m.Tasks, "janitor", janitorEvery, m.Logger, m.Now, m.sweepers...)}
+		if rs, ok := m.RateWindows.(app.RateSweeper); ok {
+			rateSweep = []app.Sweeper{app.OneReplica(m.Tasks, "rate-window sweep", time.Minute, m.Logger, m.Now, app.SweepRates(rs, m.Now, m.Logger))}
+		}
+	}
 	if !c.NoJanitor {
 		jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		janitorDone := make(chan struct{})
-		m.stopJanitor = func() { cancel(); <-janitorDone }
-		go func() {
-			defer close(janitorDone)
-			app.RunJanitor(jctx, m.Logger, 10*time.Minute, m.sweepers...)
-		}()
+		var wg sync.WaitGroup
+		m.stopJanitor = func() { cancel(); wg.Wait() }
+		wg.Go(func() { app.RunJanitor(jctx, m.Logger, janitorEvery, m.sweepers...) })
+		if rateSweep != nil {
+			wg.Go(func() { app.RunJanitor(jctx, m.Logger, time.Minute, rateSweep...) })
+		}
 	}
 	// After a load: the kept batch lists, page compressors and idle SQLite
 	// readers go, then the executable's pages leave the RSS (issue 24).

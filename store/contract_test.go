@@ -29,3 +29,8 @@ func TestScheduleContract(t *testing.T) {
 func TestRateContract(t *testing.T) {
 	storetest.RunRate(t, func(testing.TB) app.RateWindows { return app.NewMemoryLimiter() })
 }
+
+// TestSecretsContract runs the key cases on the files of <data>/keys.
+func TestSecretsContract(t *testing.T) {
+	storetest.RunSecrets(t, func(tb testing.TB) app.Secrets { return KeyDir(filepath.Join(tb.TempDir(), "keys")) })
+}
