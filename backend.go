@@ -45,15 +45,13 @@ type backend struct {
 	records  records
 	queue    app.Queue
 	schedule app.WebhookSchedule
-	// secret returns the named key (jwt, download, signing), created at
-	// first use; every replica reads the same one.
-	secret func(ctx context.Context, name string) ([]byte, error)
 	// queueTotals feeds the queue gauges of /metrics (nil: none).
 	queueTotals func(ctx context.Context) (*app.QueueTotals, error)
 	// trimIdle drops idle connections after a load (nil: nothing to do).
 	trimIdle func()
-	// authRates and apiRates keep the login throttles' and the API rate
-	// limits' windows across restarts (nil: in memory only).
+	// authRates and apiRates keep the embedded login throttles' and API
+	// rate limits' windows across restarts (unused when Main.RateWindows
+	// is set).
 	authRates, apiRates app.RateStore
 }
 
@@ -74,9 +72,6 @@ func (m *Main) openBackend(ctx context.Context) (*backend, error) {
 	m.backfillRollups(ctx)
 	return &backend{
 		name: "sqlite", records: m.DB, queue: m.Bolt, schedule: m.Bolt,
-		secret: func(_ context.Context, name string) ([]byte, error) {
-			return store.Secret(filepath.Join(c.Data, "keys", name+".key"))
-		},
 		queueTotals: func(ctx context.Context) (*app.QueueTotals, error) { return m.DB.QueueTotals(ctx, m.Now()) },
 		trimIdle:    m.DB.TrimIdle,
 		authRates:   m.Bolt.AuthLimits(),
@@ -100,12 +95,16 @@ func (m *Main) openPostgres(ctx context.Context) (*backend, error) {
 	if b.schedule, ok = any(m.PG).(app.WebhookSchedule); !ok {
 		return nil, fmt.Errorf("--database-url: the PostgreSQL backend lacks the webhook schedule")
 	}
-	if s, ok := any(m.PG).(interface {
-		Secret(ctx context.Context, name string) ([]byte, error)
-	}); ok {
-		b.secret = s.Secret
-	} else {
-		return nil, fmt.Errorf("--database-url: the PostgreSQL backend does not keep the signing keys")
+	// The keys, the rate-limit windows and the janitor's turn are the
+	// database's too, so that every replica signs, counts and sweeps as one.
+	if m.Secrets, ok = any(m.PG).(app.Secrets); !ok {
+		return nil, fmt.Errorf("--database-url: the PostgreSQL backend does not keep the keys")
+	}
+	if m.RateWindows, ok = any(m.PG).(app.RateWindows); !ok {
+		return nil, fmt.Errorf("--database-url: the PostgreSQL backend does not keep the rate-limit windows")
+	}
+	if m.Tasks, ok = any(m.PG).(app.TaskLock); !ok {
+		return nil, fmt.Errorf("--database-url: the PostgreSQL backend has no task lock for the janitor")
 	}
 	if q, ok := any(m.PG).(interface {
 		QueueTotals(context.Context, time.Time) (*app.QueueTotals, error)

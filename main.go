@@ -103,6 +103,7 @@ func (e *exitError) Error() string { return e.err.Error() }
 
 // Operations defaults (docs/deploy.md).
 const (
+	janitorEvery         = 10 * time.Minute // retention passes
 	defaultShutdownGrace = 30 * time.Second
 	defaultMinFreeMB     = 100
 )
@@ -296,9 +297,20 @@ type Main struct {
 
 	// DB and Bolt are the embedded stores; PG is PostgreSQL instead of
 	// both under --database-url (backend.go).
-	DB      *store.DB
-	Bolt    *store.Bolt
-	PG      *postgres.DB
+	DB   *store.DB
+	Bolt *store.Bolt
+	PG   *postgres.DB
+	// RateWindows, when set, keeps the rate-limit windows and login
+	// throttles instead of memory and bbolt: PostgreSQL's, which every
+	// replica shares (--database-url).
+	RateWindows app.RateWindows
+	// Secrets, when set, keeps the JWT, download-link and signing keys
+	// (PostgreSQL's secrets table); nil: the files <data>/keys/*.key.
+	Secrets app.Secrets
+	// Tasks, when set, lets one replica of several run the janitor's pass
+	// per interval (PostgreSQL's advisory locks); nil: this process alone
+	// runs it.
+	Tasks   app.TaskLock
 	backend *backend
 	Server  *web.Server
 	Certs   *web.Certs
@@ -365,17 +377,20 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if c.BaseURL == "" {
 		c.BaseURL = "https://" + m.ln.Addr().String()
 	}
-	jwtKey, err := be.secret(ctx, "jwt")
+	if m.Secrets == nil {
+		m.Secrets = store.KeyDir(filepath.Join(c.Data, "keys"))
+	}
+	jwtKey, err := m.Secrets.Secret(ctx, app.SecretJWT)
 	if err != nil {
 		return err
 	}
-	dlKey, err := be.secret(ctx, "download")
+	dlKey, err := m.Secrets.Secret(ctx, app.SecretDownload)
 	if err != nil {
 		return err
 	}
 	// The key-encryption key of the teams' signing keys (app/signing.go):
 	// created once, 0600, backed up with keys/ (or in the database).
-	signingKEK, err := be.secret(ctx, "signing")
+	signingKEK, err := m.Secrets.Secret(ctx, app.SecretSigning)
 	if err != nil {
 		return err
 	}
@@ -412,8 +427,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if testHookDocuments != nil {
 		testHookDocuments(docs)
 	}
-	authLimits := app.NewMemoryLimiter() // login and account throttles, kept in bbolt across restarts
-	if err := m.persistLimits(ctx, authLimits, be.authRates); err != nil {
+	authLimits, err := m.rateLimiter(ctx, "auth", be.authRates) // login and account throttles
+	if err != nil {
 		return err
 	}
 	auth := &app.AuthService{Users: meta.Users(db), Teams: meta.Teams(db), Tokens: db, Keys: meta.Keys(db), Meta: meta, Accounts: db, TwoFactor: db, Mailer: mailer, Limiter: authLimits,
@@ -449,14 +464,22 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return err
 	}
 	m.sweepers = []app.Sweeper{docs.Sweep, accounts.Sweep, sessions.Sweep, m.Server.Webhooks.Sweep}
+	var rateSweep []app.Sweeper
+	if m.Tasks != nil {
+		// Several replicas: one of them runs each pass.
+		m.sweepers = []app.Sweeper{app.OneReplica(m.Tasks, "janitor", janitorEvery, m.Logger, m.Now, m.sweepers...)}
+		if rs, ok := m.RateWindows.(app.RateSweeper); ok {
+			rateSweep = []app.Sweeper{app.OneReplica(m.Tasks, "rate-window sweep", time.Minute, m.Logger, m.Now, app.SweepRates(rs, m.Now, m.Logger))}
+		}
+	}
 	if !c.NoJanitor {
 		jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		janitorDone := make(chan struct{})
-		m.stopJanitor = func() { cancel(); <-janitorDone }
-		go func() {
-			defer close(janitorDone)
-			app.RunJanitor(jctx, m.Logger, 10*time.Minute, m.sweepers...)
-		}()
+		var wg sync.WaitGroup
+		m.stopJanitor = func() { cancel(); wg.Wait() }
+		wg.Go(func() { app.RunJanitor(jctx, m.Logger, janitorEvery, m.sweepers...) })
+		if rateSweep != nil {
+			wg.Go(func() { app.RunJanitor(jctx, m.Logger, time.Minute, rateSweep...) })
+		}
 	}
 	// After a load: the kept batch lists, page compressors and idle SQLite
 	// readers go, then the executable's pages leave the RSS (issue 24).
@@ -613,13 +636,27 @@ func (m *Main) openRateLimits(ctx context.Context) error {
 			return err
 		}
 	}
-	l := app.NewMemoryLimiter()
-	l.CountRefused = true
-	if err := m.persistLimits(ctx, l, m.backend.apiRates); err != nil {
+	l, err := m.rateLimiter(ctx, "api", m.backend.apiRates)
+	if err != nil {
 		return err
 	}
+	l.CountRefused = true // the API counts every request, refused ones too
 	m.Server.Rates = &web.RateLimits{Table: table, Limiter: l, Now: m.Now}
 	return nil
+}
+
+// rateLimiter is the limiter called name over m.RateWindows, shared by
+// the replicas, or, without them, over windows in memory that are saved
+// to st (bbolt) every 2 seconds and at Close: no request waits for a disk.
+func (m *Main) rateLimiter(ctx context.Context, name string, st app.RateStore) (*app.RateLimiter, error) {
+	if m.RateWindows != nil {
+		return &app.RateLimiter{Windows: m.RateWindows, Name: name}, nil
+	}
+	w := app.NewMemoryLimiter()
+	if err := m.persistLimits(ctx, w, st); err != nil {
+		return nil, err
+	}
+	return &app.RateLimiter{Windows: w, Name: name}, nil
 }
 
 // persistLimits loads l's counters from st and saves what changed every 2

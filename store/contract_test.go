@@ -35,3 +35,14 @@ func TestHookContract(t *testing.T) {
 		}
 	})
 }
+
+// TestRateContract runs the rate-limit window cases on the embedded
+// limiter's windows (memory, saved to bbolt by app.PersistLimiter).
+func TestRateContract(t *testing.T) {
+	storetest.RunRate(t, func(testing.TB) app.RateWindows { return app.NewMemoryLimiter() })
+}
+
+// TestSecretsContract runs the key cases on the files of <data>/keys.
+func TestSecretsContract(t *testing.T) {
+	storetest.RunSecrets(t, func(tb testing.TB) app.Secrets { return KeyDir(filepath.Join(tb.TempDir(), "keys")) })
+}
