@@ -136,9 +136,10 @@ func startCluster(t *testing.T, n int) *cluster {
 	}
 	c.hooks = startReceiver(t)
 	// Reads with a dashboard login (JWT) are limited low so that the limit
-	// test is cheap; the API keys the other tests poll with keep theirs.
+	// test is cheap; the API keys the other tests poll with keep theirs,
+	// and the database outage's load is not limited.
 	c.rates = filepath.Join(dir, "rates.json")
-	if err := os.WriteFile(c.rates, []byte(`{"classes":{"read":{"jwt":`+fmt.Sprint(readLimit)+`}}}`), 0o600); err != nil {
+	if err := os.WriteFile(c.rates, []byte(`{"classes":{"read":{"jwt":`+fmt.Sprint(readLimit)+`},"generate":{"key":100000}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for i := range n {

@@ -236,9 +236,26 @@ func (c *Cluster) stop() {
 }
 
 // Kill stops the server at once, as a crash would (SIGQUIT: immediate
-// shutdown, no checkpoint), keeping its data for Restart: the outage of a
-// failure test.
+// shutdown, no checkpoint), keeping its data for Restart. The test
+// cluster runs with synchronous_commit=off, so the last commits it
+// acknowledged may be lost, as PostgreSQL documents for that setting.
 func (c *Cluster) Kill() { c.stop() }
+
+// Shutdown stops the server as pg_ctl stop and restart do by default
+// (SIGINT: fast shutdown; sessions are cut off, transactions in progress
+// roll back, what was committed stays), keeping its data for Restart:
+// the outage of a failure test.
+func (c *Cluster) Shutdown() {
+	if c.cmd == nil || c.cmd.Process == nil {
+		return
+	}
+	c.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-c.done:
+	case <-time.After(30 * time.Second):
+		c.stop()
+	}
+}
 
 // Restart starts the server again on the same port and data after Kill,
 // returning once it accepts connections.
