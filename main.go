@@ -12,14 +12,17 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	_ "time/tzdata" // profile time zones are checked against the IANA database, also in a static binary
@@ -1005,8 +1008,22 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	keep := fs.String("data", "", "data directory to create and keep (default: a temp directory, removed at the end)")
 	filesURL := fs.String("files-url", os.Getenv("FOLIO_FILES_URL"), "keep the documents over 64 KB, assets and avatars in S3, as serve's --files-url")
 	inlineMax := fs.Int("inline-max", 0, "largest document kept in SQLite (0: 64 KB; -1: every document a file, to time the file store)")
+	servers := fs.String("server", "", "comma-separated https:// URLs of running replicas to drive instead of an in-process server (requests go round-robin, as through a load balancer; no render scenario)")
+	caPath := fs.String("ca", "", "with --server: PEM certificate to trust besides the system's (e.g. a replica's <data>/tls/cert.pem)")
+	dbURL := fs.String("database-url", "", "with --server: the replicas' PostgreSQL, to verify the bench account's email and fund its team (not needed on --default-plan unlimited)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *servers != "" {
+		sc := strings.Split(*scen, ",")
+		if !isFlagSet(fs, "scenarios") {
+			sc = slices.DeleteFunc(sc, func(s string) bool { return s == "render" })
+		}
+		return benchServers(ctx, strings.Split(*servers, ","), *caPath, *dbURL, client.BenchConfig{
+			Examples: *examples, Concurrency: *conc, Duration: *dur, Scenarios: sc,
+			Progress: func(name string) { fmt.Fprintf(stderr, "running %s for %s...\n", name, *dur) },
+			Profile:  *cpuProfile,
+		}, *asJSON, stdout)
 	}
 	data := *keep
 	if data == "" {
@@ -1071,6 +1088,82 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	client.WriteTable(stdout, res)
 	return nil
+}
+
+// isFlagSet reports whether the command line set flag name.
+func isFlagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// benchServers drives running replicas (folio bench --server): the same
+// scenarios, sent round-robin over the URLs. The render-only scenario
+// needs the engine in process and is not run; the batch scenario polls
+// (the replicas need not trust a webhook receiver here). With a database
+// URL the bench account is verified and funded there, as the embedded
+// bench does in SQLite.
+func benchServers(ctx context.Context, urls []string, caFile, dbURL string, cfg client.BenchConfig, asJSON bool, stdout io.Writer) error {
+	if slices.Contains(cfg.Scenarios, "render") {
+		return fmt.Errorf("bench --server: the render scenario needs the engine in this process; leave it out of --scenarios")
+	}
+	var ca []byte
+	if caFile != "" {
+		var err error
+		if ca, err = os.ReadFile(caFile); err != nil {
+			return fmt.Errorf("--ca: %w", err)
+		}
+	}
+	for i, u := range urls {
+		p, err := url.Parse(strings.TrimSpace(u))
+		if err != nil || p.Scheme != "https" || p.Host == "" {
+			return fmt.Errorf("--server: %q is not an https:// URL", u)
+		}
+		urls[i] = p.Host
+	}
+	c, err := client.New("https://"+urls[0], "", ca)
+	if err != nil {
+		return err
+	}
+	c.HTTP.Transport = &roundRobin{hosts: urls, next: c.HTTP.Transport}
+	cfg.Client = c
+	if dbURL != "" {
+		db, err := postgres.Open(ctx, dbURL)
+		if err != nil {
+			return fmt.Errorf("--database-url: %w", err)
+		}
+		defer db.Close()
+		admin := &app.TeamAdmin{Teams: db, Now: time.Now}
+		cfg.Fund = func(team string) error { _, err := admin.AddCredits(ctx, team, 100_000_000); return err }
+		cfg.Verify = func(email string) error {
+			return (&app.AuthService{Users: db, Now: time.Now}).VerifyEmailByAddress(ctx, email)
+		}
+	}
+	res, err := client.Bench(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return client.WriteJSON(stdout, res)
+	}
+	client.WriteTable(stdout, res)
+	fmt.Fprintf(stdout, "(%d replicas; CPU ms/doc is this client's only: the replicas' and the databases' are theirs)\n", len(urls))
+	return nil
+}
+
+// roundRobin sends each request to the next of hosts, as a load balancer
+// in front of the replicas does.
+type roundRobin struct {
+	hosts []string
+	n     atomic.Uint64
+	next  http.RoundTripper
+}
+
+func (rr *roundRobin) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.URL.Host = rr.hosts[(rr.n.Add(1)-1)%uint64(len(rr.hosts))]
+	req.Host = ""
+	return rr.next.RoundTrip(req)
 }
 
 // benchGrowth serves a data directory `folio admin grow` wrote (no
