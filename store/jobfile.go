@@ -15,7 +15,7 @@ import (
 // charge the quota no longer covers (another request spent it meanwhile)
 // fails the whole call with the quota error: no job is recorded.
 func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r app.JobResult, events app.EventBuilder) (app.FinishOutcome, error) {
-	ended := *scan.EndedJob(j, r)
+	ended := scan.EndedJob(j, r)
 	var out app.FinishOutcome
 	err := db.tx(ctx, func(tx *Tx) error {
 		out = app.FinishOutcome{}

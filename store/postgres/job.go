@@ -379,7 +379,8 @@ func (db *DB) FindJobFile(ctx context.Context, jobID string) ([]byte, error) {
 // counted under the team's lock) records nothing and returns the quota
 // error.
 func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r app.JobResult, events app.EventBuilder) (app.FinishOutcome, error) {
-	ended := scan.EndedJob(j, r)
+	e := scan.EndedJob(j, r)
+	ended := &e
 	var out app.FinishOutcome
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		out = app.FinishOutcome{}

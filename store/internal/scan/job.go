@@ -101,7 +101,7 @@ func MSPtr(t *time.Time) *int64 {
 // EndedJob is j as a synchronous generate's RecordJob stores it, ended as
 // r says: times as stored (whole milliseconds), so that the events and the
 // answer built from it match every later read.
-func EndedJob(j *app.Job, r app.JobResult) *app.Job {
+func EndedJob(j *app.Job, r app.JobResult) app.Job {
 	stored := func(t *time.Time) *time.Time {
 		if t == nil {
 			return nil
@@ -119,7 +119,7 @@ func EndedJob(j *app.Job, r app.JobResult) *app.Job {
 		ended.StartedAt = ended.CompletedAt
 	}
 	ended.Attempts = max(ended.Attempts, 1)
-	return &ended
+	return ended
 }
 
 // A job list's cursor is the position of a page's last row in its order:
