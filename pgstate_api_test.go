@@ -98,3 +98,24 @@ func TestSharedStateAcrossServers(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestAdminWithDatabaseURL: folio admin backup with --database-url (or
+// FOLIO_DATABASE_URL) says to use pg_dump rather than copying a local
+// SQLite the servers do not use, and the other admin commands refuse
+// rather than write there.
+func TestAdminWithDatabaseURL(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	url := "postgres://folio@127.0.0.1:1/folio"
+	code, _, errOut := runCLI(t, "admin", "backup", "--data", data, "--out", filepath.Join(t.TempDir(), "b.tar.gz"), "--database-url", url)
+	if code != 1 || !strings.Contains(errOut, "pg_dump --format=custom") || !strings.Contains(errOut, "docs/deploy.md, Backups") {
+		t.Fatalf("backup: exit %d, stderr %q", code, errOut)
+	}
+	t.Setenv("FOLIO_DATABASE_URL", url)
+	code, _, errOut = runCLI(t, "admin", "set-plan", "--data", data, "--team", "t", "--plan", "pro")
+	if code != 1 || !strings.Contains(errOut, "set-plan: works on an embedded install's --data only") {
+		t.Fatalf("set-plan: exit %d, stderr %q", code, errOut)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Fatalf("--data was created: %v", err)
+	}
+}
