@@ -15,6 +15,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"folio/app"
+	"folio/store/storetest"
 )
 
 // The state an embedded install keeps per process or in --data, shared
@@ -353,4 +354,19 @@ func TestJanitorPassOnOneReplica(t *testing.T) {
 	if strings.Count(all, "janitor pass") != 1 || strings.Count(all, "janitor: skipped") != 1 || !strings.Contains(all, "duration_ms=") {
 		t.Fatalf("logs:\n%s", all)
 	}
+}
+
+// BenchmarkRateWindows is the shared limiter's cost per call: one upsert
+// round trip (docs/performance.md), on the UNLOGGED table of 0012 and,
+// for comparison, on the same table logged. pgtest's server runs with
+// fsync=off, so the logged figure leaves out the WAL flush that each
+// call's commit waits for on a real server; a transaction that wrote
+// only UNLOGGED tables writes no WAL and waits for no flush.
+func BenchmarkRateWindows(b *testing.B) {
+	db := mustDB(b)
+	b.Run("unlogged", func(b *testing.B) { storetest.BenchRate(b, db) })
+	if _, err := db.pool.Exec(context.Background(), `ALTER TABLE rate_windows SET LOGGED`); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("logged", func(b *testing.B) { storetest.BenchRate(b, db) })
 }
