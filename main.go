@@ -929,6 +929,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "backup archive to write (.tar.gz)")
 	withFiles := fs.Bool("with-files", false, "backup: include generated documents")
 	timeout := fs.Duration("timeout", 0, "backup: give up when the backup has not finished after this long, e.g. 30m (default: no limit)")
+	databaseURL := fs.String("database-url", "", "the PostgreSQL database of an install with several replicas (as serve's; FOLIO_DATABASE_URL)")
 	var g store.GrowOptions
 	fs.IntVar(&g.Jobs, "jobs", 10_000, "grow: job rows to write")
 	fs.IntVar(&g.Teams, "teams", 1000, "grow: small teams beside the big one")
@@ -936,6 +937,14 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	envDefaults(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *databaseURL != "" && cmd != "migrate" {
+		// Never act on a local SQLite that the servers do not use.
+		if cmd == "backup" {
+			return errors.New("backup: with --database-url the records, queue, rate limits and keys are in PostgreSQL, which this command does not copy; " +
+				"back the database up with pg_dump (pg_dump --format=custom --file=folio.dump DATABASE_URL, restored with pg_restore) and the files with the object store's tools (docs/deploy.md, Backups)")
+		}
+		return fmt.Errorf("%s: works on an embedded install's --data only; with --database-url the records are in PostgreSQL (not supported by this command yet)", cmd)
 	}
 	switch cmd {
 	case "backup":

@@ -247,7 +247,9 @@ func (l *MemoryLimiter) Restore(m map[string]WindowState) {
 	}
 }
 
-// HitRate counts one call in memory.
+// HitRate counts one call in memory. A MemoryLimiter holds one limiter's
+// windows (the server has one per limiter), so c.Limiter is not part of
+// the key.
 func (l *MemoryLimiter) HitRate(_ context.Context, c RateCall) (RateHit, error) {
 	key, win, now := c.Key, c.Window, c.Now
 	l.mu.Lock()

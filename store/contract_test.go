@@ -46,3 +46,6 @@ func TestRateContract(t *testing.T) {
 func TestSecretsContract(t *testing.T) {
 	storetest.RunSecrets(t, func(tb testing.TB) app.Secrets { return KeyDir(filepath.Join(tb.TempDir(), "keys")) })
 }
+
+// BenchmarkRateWindows is the embedded limiter's cost per call (docs/performance.md).
+func BenchmarkRateWindows(b *testing.B) { storetest.BenchRate(b, app.NewMemoryLimiter()) }

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -48,27 +47,4 @@ func (db *DB) readSecret(ctx context.Context, name string) ([]byte, error) {
 		return nil, fmt.Errorf("key %s in the database: expected %d bytes, found %d", name, secretSize, len(v))
 	}
 	return v, nil
-}
-
-// ImportSecret stores an embedded install's key (keys/NAME.key) when the
-// database has none of that name yet, so that moving to PostgreSQL keeps
-// the tokens, download links and sealed signing keys valid. A database
-// that already holds a different key is an error: replacing it would
-// break what it signed or sealed.
-func (db *DB) ImportSecret(ctx context.Context, name string, value []byte) error {
-	if len(value) != secretSize {
-		return fmt.Errorf("key %s: expected %d bytes, found %d", name, secretSize, len(value))
-	}
-	if _, err := db.pool.Exec(ctx, `INSERT INTO secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`,
-		name, value, ms(time.Now())); err != nil {
-		return err
-	}
-	v, err := db.readSecret(ctx, name)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(v, value) {
-		return fmt.Errorf("the database already holds a different %s key; it signed or sealed what is stored there, so it is kept", name)
-	}
-	return nil
 }

@@ -180,3 +180,30 @@ func rateConcurrentCallsCountedOnce(t *testing.T, w app.RateWindows) {
 		t.Fatalf("%d of 40 concurrent calls admitted, want 23", n)
 	}
 }
+
+// BenchRate measures a call of the server's limiter on w: one client's
+// keys in turn (serial), and many clients of one team at once (a hot
+// key, parallel).
+func BenchRate(b *testing.B, w app.RateWindows) {
+	l := &app.RateLimiter{Windows: w, Name: "api", CountRefused: true}
+	now := time.Now()
+	b.Run("serial", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			if _, err := l.Allow(ctx, fmt.Sprintf("team:t%d:key:read", i%100), 1_000_000, time.Minute, now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parallel-hot-key", func(b *testing.B) {
+		b.SetParallelism(4)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := l.Allow(ctx, "team:hot:key:generate", 1_000_000, time.Minute, now); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+}
