@@ -19,7 +19,7 @@ func TestParts(t *testing.T) {
 			t.Errorf("%s: done=%v", p.Name, p.Done)
 		}
 	}
-	if m := Missing(); len(m) == 0 || slices.Contains(m, "Queue") || !slices.Contains(m, "WebhookStore") {
+	if m := Missing(); len(m) == 0 || slices.Contains(m, "Queue") || !slices.Contains(m, "RateStore (rate-limit windows and login throttles)") {
 		t.Fatalf("missing %v", m)
 	}
 }
