@@ -108,23 +108,15 @@ func buildEvents(ctx context.Context, tx *Tx, teamID string, build func() ([]*ap
 // storeWanted is storeEvents with the subscriptions of some teams already
 // read (wanted: team -> event type -> wanted).
 func storeWanted(ctx context.Context, tx *Tx, events []*app.Event, wanted map[string]map[string]bool) ([]*app.Event, error) {
-	var stored []*app.Event
-	for _, e := range events {
-		if wanted[e.TeamID] == nil {
-			types, err := subscribedEvents(ctx, tx, e.TeamID)
-			if err != nil {
-				return nil, err
-			}
-			wanted[e.TeamID] = types
-		}
-		if !wanted[e.TeamID][e.Type] {
-			continue
-		}
+	stored, err := scan.WantedEvents(events, wanted, func(teamID string) (map[string]bool, error) { return subscribedEvents(ctx, tx, teamID) })
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range stored {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, team_id, type, payload, created_at, request_id) VALUES (?, ?, ?, ?, ?, ?)`,
 			e.ID, e.TeamID, e.Type, string(e.Payload), ms(e.CreatedAt), e.RequestID); err != nil {
 			return nil, err
 		}
-		stored = append(stored, e)
 	}
 	return stored, nil
 }
@@ -137,17 +129,7 @@ func subscribedEvents(ctx context.Context, tx *Tx, teamID string) (map[string]bo
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var raw string
-		if err := rows.Scan(&raw); err != nil {
-			return nil, err
-		}
-		if err := scan.AddEventTypes(out, raw); err != nil {
-			return nil, err
-		}
-	}
-	return out, rows.Err()
+	return scan.EventTypes(rows)
 }
 
 // DispatchEvent creates the event's deliveries and marks it dispatched. The

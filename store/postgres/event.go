@@ -32,23 +32,15 @@ func buildEvents(ctx context.Context, tx pgx.Tx, teamID string, build func() ([]
 // (wanted: team -> event type -> wanted, read when missing) and returns
 // them.
 func storeWanted(ctx context.Context, tx pgx.Tx, events []*app.Event, wanted map[string]map[string]bool) ([]*app.Event, error) {
-	var stored []*app.Event
-	for _, e := range events {
-		if wanted[e.TeamID] == nil {
-			types, err := subscribedEvents(ctx, tx, e.TeamID)
-			if err != nil {
-				return nil, err
-			}
-			wanted[e.TeamID] = types
-		}
-		if !wanted[e.TeamID][e.Type] {
-			continue
-		}
+	stored, err := scan.WantedEvents(events, wanted, func(teamID string) (map[string]bool, error) { return subscribedEvents(ctx, tx, teamID) })
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range stored {
 		if _, err := tx.Exec(ctx, `INSERT INTO events (id, team_id, type, payload, created_at, request_id) VALUES ($1, $2, $3, $4, $5, $6)`,
 			e.ID, e.TeamID, e.Type, string(e.Payload), ms(e.CreatedAt), e.RequestID); err != nil {
 			return nil, err
 		}
-		stored = append(stored, e)
 	}
 	return stored, nil
 }
@@ -61,15 +53,5 @@ func subscribedEvents(ctx context.Context, tx pgx.Tx, teamID string) (map[string
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var raw string
-		if err := rows.Scan(&raw); err != nil {
-			return nil, err
-		}
-		if err := scan.AddEventTypes(out, raw); err != nil {
-			return nil, err
-		}
-	}
-	return out, rows.Err()
+	return scan.EventTypes(rows)
 }
