@@ -19,8 +19,8 @@ import (
 // TestDeliveriesAcrossReplicas: the webhook deliverers of three replicas
 // share one database, with the repair sweep running every 50 ms so it
 // races the attempts; a fourth replica dispatched some events, claimed
-// their attempts and died without a word (kill -9: its pool gone, its
-// leases held). Every event reaches the receiver exactly once: the live
+// their attempts a minute ago and died without a word (kill -9: its pool
+// gone, its leases held). Every event reaches the receiver exactly once: the live
 // replicas never send what another holds, and take the dead one's
 // attempts over once its leases lapse.
 func TestDeliveriesAcrossReplicas(t *testing.T) {
@@ -76,11 +76,11 @@ func TestDeliveriesAcrossReplicas(t *testing.T) {
 			t.Fatalf("dispatch: %v, %v", dels, err)
 		}
 		d := dels[0]
-		if err := dead.ScheduleAttempts(ctx, &app.ScheduleEntry{DeliveryID: d.ID, SubscriptionID: sub.ID, Attempt: 1, Due: d.CreatedAt}); err != nil {
+		if err := dead.ScheduleAttempts(ctx, &app.ScheduleEntry{DeliveryID: d.ID, SubscriptionID: sub.ID, Attempt: 1, Due: start.Add(-time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	held, _, err := dead.ClaimDueAttempts(ctx, start, 2*time.Minute, 100, nil)
+	held, _, err := dead.ClaimDueAttempts(ctx, start.Add(-time.Minute), 2*time.Minute, 100, nil)
 	if err != nil || len(held) != deadOnes {
 		t.Fatalf("the dead replica claimed %d, %v", len(held), err)
 	}
@@ -164,5 +164,94 @@ func TestDeliveriesAcrossReplicas(t *testing.T) {
 	}
 	if left, err := live[0].ScheduledAttempts(ctx); err != nil || len(left) != 0 {
 		t.Fatalf("%d attempts left in the schedule, %v", len(left), err)
+	}
+}
+
+// TestInFlightLimitAcrossReplicas: a subscription's limit of attempts in
+// flight (PerSubscription) holds for the cluster, not per replica: three
+// replicas' deliverers, each allowed 2 per subscription, never have more
+// than 2 requests at once at a slow receiver.
+func TestInFlightLimitAcrossReplicas(t *testing.T) {
+	ctx := context.Background()
+	dbs := openReplicas(t, 3)
+	var mu sync.Mutex
+	inFlight, most, done := 0, 0, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		time.Sleep(150 * time.Millisecond)
+		mu.Lock()
+		inFlight--
+		done++
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	u := &app.User{ID: app.NewID("usr"), Email: "limit@example.com", Name: "L", PasswordHash: "h", CreatedAt: now, UpdatedAt: now}
+	team := &app.Team{ID: app.NewID("team"), Name: "Personal", Slug: app.NewID("s"), IsPersonal: true, Plan: "free", OwnerID: u.ID, CreatedAt: now, UpdatedAt: now}
+	u.PersonalTeamID = team.ID
+	if err := dbs[0].CreateUser(ctx, u, team); err != nil {
+		t.Fatal(err)
+	}
+	sub := &app.Subscription{ID: app.NewID("whk"), TeamID: team.ID, URL: srv.URL, Events: []string{app.EventDocumentGenerated}, Enabled: true,
+		Secret: "s", CreatedAt: now, UpdatedAt: now}
+	if err := dbs[0].CreateSubscription(ctx, sub); err != nil {
+		t.Fatal(err)
+	}
+	const events = 18
+	var all []*app.Event
+	for range events {
+		e, err := app.NewEvent(team.ID, app.EventDocumentGenerated, now, map[string]any{"jobId": app.NewID("job")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, e)
+	}
+	if err := dbs[0].tx(ctx, func(tx pgx.Tx) error {
+		_, err := storeWanted(ctx, tx, all, map[string]map[string]bool{})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, db := range dbs {
+		d := &app.Deliverer{Store: db, Queue: db, Client: srv.Client(), Logger: logger, Now: time.Now, Sweep: 50 * time.Millisecond, PerSubscription: 2}
+		stop, err := d.Start(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stop(ctx)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		mu.Lock()
+		n, m := done, most
+		mu.Unlock()
+		if m > 2 {
+			t.Fatalf("%d requests at once at the receiver; the limit is 2 for the cluster", m)
+		}
+		if n == events {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d delivered", n, events)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for {
+		ok, _, err := dbs[1].DeliveryCounts(ctx, team.ID, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok == events {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deliveries recorded, want %d", ok, events)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
