@@ -63,7 +63,7 @@ func TestDeliveriesAcrossReplicas(t *testing.T) {
 		all = append(all, e)
 	}
 	if err := dbs[0].tx(ctx, func(tx pgx.Tx) error {
-		_, err := storeWanted(ctx, tx, all, map[string]map[string]bool{})
+		_, err := outbox(ctx, tx).Store(all, map[string]map[string]bool{})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -211,7 +211,7 @@ func TestInFlightLimitAcrossReplicas(t *testing.T) {
 		all = append(all, e)
 	}
 	if err := dbs[0].tx(ctx, func(tx pgx.Tx) error {
-		_, err := storeWanted(ctx, tx, all, map[string]map[string]bool{})
+		_, err := outbox(ctx, tx).Store(all, map[string]map[string]bool{})
 		return err
 	}); err != nil {
 		t.Fatal(err)

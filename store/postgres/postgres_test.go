@@ -61,7 +61,7 @@ func TestHookContract(t *testing.T) {
 		db := mustDB(tb)
 		return db, func(ctx context.Context, events ...*app.Event) error {
 			return db.tx(ctx, func(tx pgx.Tx) error {
-				_, err := storeWanted(ctx, tx, events, map[string]map[string]bool{})
+				_, err := outbox(ctx, tx).Store(events, map[string]map[string]bool{})
 				return err
 			})
 		}

@@ -34,16 +34,14 @@ func FromNullMS(v sql.NullInt64) *time.Time {
 	return &t
 }
 
-// Rows is a *sql.Rows or pgx.Rows: what a list reader iterates. The caller
-// closes it (the two types' Close differ).
+// Rows is a *sql.Rows or pgx.Rows.
 type Rows interface {
 	Row
 	Next() bool
 	Err() error
 }
 
-// All reads every row with read, in order; an empty result is an empty,
-// non-nil slice (lists answer [] rather than null).
+// All reads every row with read; none is an empty list, not nil.
 func All[T any](rows Rows, read func(Row) (T, error)) ([]T, error) {
 	out := []T{}
 	for rows.Next() {

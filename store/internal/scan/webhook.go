@@ -32,44 +32,6 @@ func Subscription(row Row) (*app.Subscription, error) {
 	return &s, nil
 }
 
-// EventTypes reads the events column of a team's enabled subscriptions
-// (a one-column result) into the set of event types they ask for.
-func EventTypes(rows Rows) (map[string]bool, error) {
-	out := map[string]bool{}
-	for rows.Next() {
-		var raw string
-		if err := rows.Scan(&raw); err != nil {
-			return nil, err
-		}
-		if err := AddEventTypes(out, raw); err != nil {
-			return nil, err
-		}
-	}
-	return out, rows.Err()
-}
-
-// WantedEvents keeps the events an enabled subscription of their team asks
-// for, the ones the outbox stores: the others would create no delivery,
-// and a team without webhooks should not keep every job's payload. wanted
-// holds the types of teams already read (team -> type -> wanted); types
-// reads a team's (EventTypes) when missing.
-func WantedEvents(events []*app.Event, wanted map[string]map[string]bool, types func(teamID string) (map[string]bool, error)) ([]*app.Event, error) {
-	var out []*app.Event
-	for _, e := range events {
-		if wanted[e.TeamID] == nil {
-			t, err := types(e.TeamID)
-			if err != nil {
-				return nil, err
-			}
-			wanted[e.TeamID] = t
-		}
-		if wanted[e.TeamID][e.Type] {
-			out = append(out, e)
-		}
-	}
-	return out, nil
-}
-
 // EventCols are the columns Event reads, from events.
 const EventCols = `id, team_id, type, payload, created_at, request_id`
 
