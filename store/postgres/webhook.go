@@ -182,10 +182,6 @@ func lockDelivery(ctx context.Context, tx pgx.Tx, where string, args ...any) (*a
 // recording the same attempt at once (a lease that lapsed while its holder
 // still ran), one records it and the others read back what it recorded.
 func (db *DB) RecordAttempt(ctx context.Context, id string, a app.Attempt) (*app.Delivery, error) {
-	var code *int
-	if a.StatusCode != nil {
-		code = a.StatusCode
-	}
 	var d *app.Delivery
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		was, err := lockDelivery(ctx, tx, `id = $1`, id)
@@ -198,7 +194,7 @@ func (db *DB) RecordAttempt(ctx context.Context, id string, a app.Attempt) (*app
 		}
 		d, err = scan.Delivery(tx.QueryRow(ctx, `UPDATE webhook_deliveries SET attempts = $1, status = $2, status_code = $3,
 			response_time_ms = $4, error = $5, attempted_at = $6, next_retry_at = $7 WHERE id = $8 RETURNING `+scan.DeliveryCols,
-			a.Number, a.Status(), code, a.ResponseTime, a.Error, ms(a.At), msPtr(a.NextRetryAt), id))
+			a.Number, a.Status(), a.StatusCode, a.ResponseTime, a.Error, ms(a.At), msPtr(a.NextRetryAt), id))
 		if err != nil {
 			return err
 		}
