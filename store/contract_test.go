@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -23,3 +24,28 @@ func TestQueueContract(t *testing.T) {
 func TestScheduleContract(t *testing.T) {
 	storetest.RunSchedule(t, func(tb testing.TB) app.WebhookSchedule { return mustBolt(tb, filepath.Join(tb.TempDir(), "q.db")) })
 }
+
+// TestHookContract runs the webhook and signing certificate cases on
+// SQLite; events enter the outbox as FinishJob stores them.
+func TestHookContract(t *testing.T) {
+	storetest.RunHooks(t, func(tb testing.TB) (storetest.HookStore, storetest.Outbox) {
+		db := mustDB(tb)
+		return db, func(ctx context.Context, events ...*app.Event) error {
+			return db.tx(ctx, func(tx *Tx) error { return insertEvents(ctx, tx, events) })
+		}
+	})
+}
+
+// TestRateContract runs the rate-limit window cases on the embedded
+// limiter's windows (memory, saved to bbolt by app.PersistLimiter).
+func TestRateContract(t *testing.T) {
+	storetest.RunRate(t, func(testing.TB) app.RateWindows { return app.NewMemoryLimiter() })
+}
+
+// TestSecretsContract runs the key cases on the files of <data>/keys.
+func TestSecretsContract(t *testing.T) {
+	storetest.RunSecrets(t, func(tb testing.TB) app.Secrets { return KeyDir(filepath.Join(tb.TempDir(), "keys")) })
+}
+
+// BenchmarkRateWindows is the embedded limiter's cost per call (docs/performance.md).
+func BenchmarkRateWindows(b *testing.B) { storetest.BenchRate(b, app.NewMemoryLimiter()) }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 // GrowOptions describes the data set Grow writes (docs/performance.md,
@@ -348,7 +349,7 @@ func (g *grower) keysAndTemplates(ctx context.Context, t *growTeam, keys, templa
 
 func (g *grower) subscribe(ctx context.Context, t *growTeam, at time.Time) error {
 	t.sub = g.id("whk", 20)
-	return g.exec(ctx, "webhook_subscriptions", `INSERT INTO webhook_subscriptions (`+subCols+`) VALUES (?, ?, ?, ?, '', 1, ?, ?, ?)`,
+	return g.exec(ctx, "webhook_subscriptions", `INSERT INTO webhook_subscriptions (`+scan.SubscriptionCols+`) VALUES (?, ?, ?, ?, '', 1, ?, ?, ?)`,
 		t.sub, t.id, "https://hooks.example.com/folio/"+t.id, mustJSON(app.EventNames), g.id("whsec", 32), ms(at), ms(at))
 }
 
@@ -453,7 +454,7 @@ func (g *grower) request(ctx context.Context, t *growTeam, at time.Time, size in
 	if failed == size {
 		status = app.StatusFailed
 	}
-	if err := g.exec(ctx, "batches", `INSERT INTO batches (`+batchCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	if err := g.exec(ctx, "batches", `INSERT INTO batches (`+scan.BatchCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		batchID, t.id, tpl, format, status, size, size-failed, failed, ms(at), ms(done)); err != nil {
 		return err
 	}
@@ -501,7 +502,7 @@ func (g *grower) job(ctx context.Context, t *growTeam, at time.Time, tpl, format
 	if g.rng.Float64() < 0.3 {
 		meta = fmt.Sprintf(`{"orderId":"ORD-%d"}`, g.rng.IntN(1_000_000))
 	}
-	if err := g.exec(ctx, "jobs", `INSERT INTO jobs (`+jobCols+`, charged, charge_month) VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, NULL, ?, 0, '', '', ?, ?)`,
+	if err := g.exec(ctx, "jobs", `INSERT INTO jobs (`+scan.JobCols+`, charged, charge_month) VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, NULL, ?, 0, '', '', ?, ?)`,
 		id, t.id, tpl, batchID, status, format, meta, vars, priority, errMsg, errCode, errInfo, filePath, size, key, user,
 		ms(at), ms(started), ms(completed), expires, dur, reqID, charged, month); err != nil {
 		return time.Time{}, false, err

@@ -2,11 +2,9 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
-	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 // RecordJob records a job that ran to its end before anything of it was
@@ -17,25 +15,7 @@ import (
 // charge the quota no longer covers (another request spent it meanwhile)
 // fails the whole call with the quota error: no job is recorded.
 func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r app.JobResult, events app.EventBuilder) (app.FinishOutcome, error) {
-	// Times as stored (milliseconds), so that the events and the answer
-	// built from ended match every later read.
-	stored := func(t *time.Time) *time.Time {
-		if t == nil {
-			return nil
-		}
-		v := fromMS(ms(*t))
-		return &v
-	}
-	ended := *j
-	ended.Status, ended.Error, ended.ErrorCode, ended.ErrorInfo = r.Status, r.Error, r.ErrorCode, r.ErrorInfo
-	ended.FilePath, ended.FileSize, ended.ExpiresAt = r.FilePath, r.FileSize, stored(r.ExpiresAt)
-	duration := r.DurationMS
-	ended.CreatedAt, ended.CompletedAt, ended.DurationMS = fromMS(ms(j.CreatedAt)), stored(&r.CompletedAt), &duration
-	ended.StartedAt = stored(j.StartedAt)
-	if ended.StartedAt == nil {
-		ended.StartedAt = ended.CompletedAt
-	}
-	ended.Attempts = max(ended.Attempts, 1)
+	ended := scan.EndedJob(j, r)
 	var out app.FinishOutcome
 	err := db.tx(ctx, func(tx *Tx) error {
 		out = app.FinishOutcome{}
@@ -47,8 +27,8 @@ func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r a
 			}
 			month = charge.Month
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`, charged, charge_month) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			append(jobArgs(&ended), how, month)...); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+scan.JobCols+`, charged, charge_month) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			append(scan.JobArgs(&ended), how, month)...); err != nil {
 			return err
 		}
 		if ended.Status == app.StatusCompleted {
@@ -97,13 +77,13 @@ func chargeOne(ctx context.Context, tx *Tx, c *app.Charge) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	left := max(0, c.Quota-used)
-	if left+credits < 1 {
-		return "", app.ErrQuota(c.Quota, used, credits, 1)
+	fromQuota, fromCredits, err := c.Split(used, credits, 1)
+	if err != nil {
+		return "", err
 	}
-	how, fromQuota, fromCredits := "quota", 1, 0
-	if left == 0 {
-		how, fromQuota, fromCredits = "credits", 0, 1
+	how := "quota"
+	if fromCredits > 0 {
+		how = "credits"
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO usage (team_id, month, documents, credits_used) VALUES (?, ?, ?, ?)
 		ON CONFLICT (team_id, month) DO UPDATE SET documents = documents + excluded.documents, credits_used = credits_used + excluded.credits_used`,
@@ -131,12 +111,7 @@ func insertJobFile(ctx context.Context, tx *Tx, jobID string, data []byte) error
 // FindJobFile returns the document kept in the database for a job; a job
 // whose document is a file (or gone) is ErrNotFound (ECodeFileGone).
 func (db *DB) FindJobFile(ctx context.Context, jobID string) ([]byte, error) {
-	var data []byte
-	err := db.read.QueryRowContext(ctx, `SELECT data FROM job_files WHERE job_id = ?`, jobID).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeFileGone, "document")
-	}
-	return data, err
+	return scan.JobFile(db.read.QueryRowContext(ctx, `SELECT data FROM job_files WHERE job_id = ?`, jobID))
 }
 
 // CheckQuota reports, without charging, whether c still covers n more
@@ -146,14 +121,6 @@ func (db *DB) CheckQuota(ctx context.Context, c *app.Charge, n int64) error {
 	if c == nil || c.Quota == app.NoQuota {
 		return nil
 	}
-	var used, credits int64
-	err := db.read.QueryRowContext(ctx, `SELECT COALESCE((SELECT documents FROM usage WHERE team_id = ?1 AND month = ?2), 0), credits
-		FROM teams WHERE id = ?1`, c.TeamID, c.Month).Scan(&used, &credits)
-	if err != nil {
-		return err
-	}
-	if n > max(0, c.Quota-used)+credits {
-		return app.ErrQuota(c.Quota, used, credits, n)
-	}
-	return nil
+	return scan.Covers(db.read.QueryRowContext(ctx, `SELECT COALESCE((SELECT documents FROM usage WHERE team_id = ?1 AND month = ?2), 0), credits
+		FROM teams WHERE id = ?1`, c.TeamID, c.Month), c, n)
 }

@@ -6,19 +6,14 @@ import (
 	"errors"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.UsageStore = (*DB)(nil)
 
 // FindUsage returns a team's counters for a month (zero when none).
 func (db *DB) FindUsage(ctx context.Context, teamID, month string) (app.UsageCounts, error) {
-	var u app.UsageCounts
-	err := db.read.QueryRowContext(ctx, `SELECT documents, credits_used FROM usage WHERE team_id = ? AND month = ?`, teamID, month).
-		Scan(&u.Documents, &u.CreditsUsed)
-	if errors.Is(err, sql.ErrNoRows) {
-		return u, nil
-	}
-	return u, err
+	return scan.Usage(db.read.QueryRowContext(ctx, `SELECT documents, credits_used FROM usage WHERE team_id = ? AND month = ?`, teamID, month))
 }
 
 // chargeJobs pays for jobs inside the transaction that inserts them: from
@@ -37,12 +32,10 @@ func chargeJobs(ctx context.Context, tx *Tx, c *app.Charge, jobs []*app.Job) err
 		return err
 	}
 	n := int64(len(jobs))
-	left := max(0, c.Quota-used)
-	if n > left+credits {
-		return app.ErrQuota(c.Quota, used, credits, n)
+	fromQuota, fromCredits, err := c.Split(used, credits, n)
+	if err != nil {
+		return err
 	}
-	fromQuota := min(n, left)
-	fromCredits := n - fromQuota
 	if _, err := tx.ExecContext(ctx, `INSERT INTO usage (team_id, month, documents, credits_used) VALUES (?, ?, ?, ?)
 		ON CONFLICT (team_id, month) DO UPDATE SET documents = documents + excluded.documents, credits_used = credits_used + excluded.credits_used`,
 		c.TeamID, c.Month, fromQuota, fromCredits); err != nil {

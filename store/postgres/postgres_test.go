@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"folio/app"
 	"folio/internal/pgtest"
 	"folio/store/storetest"
@@ -50,4 +52,29 @@ func TestQueueContract(t *testing.T) {
 // TestScheduleContract runs the webhook schedule cases on PostgreSQL.
 func TestScheduleContract(t *testing.T) {
 	storetest.RunSchedule(t, func(tb testing.TB) app.WebhookSchedule { return mustDB(tb) })
+}
+
+// TestRateContract runs the rate-limit window cases on the windows every
+// replica shares.
+func TestRateContract(t *testing.T) {
+	storetest.RunRate(t, func(tb testing.TB) app.RateWindows { return mustDB(tb) })
+}
+
+// TestSecretsContract runs the key cases on the secrets table.
+func TestSecretsContract(t *testing.T) {
+	storetest.RunSecrets(t, func(tb testing.TB) app.Secrets { return mustDB(tb) })
+}
+
+// TestHookContract runs the webhook and signing certificate cases on
+// PostgreSQL; events enter the outbox as FinishJob stores them.
+func TestHookContract(t *testing.T) {
+	storetest.RunHooks(t, func(tb testing.TB) (storetest.HookStore, storetest.Outbox) {
+		db := mustDB(tb)
+		return db, func(ctx context.Context, events ...*app.Event) error {
+			return db.tx(ctx, func(tx pgx.Tx) error {
+				_, err := outbox(ctx, tx).Store(events, map[string]map[string]bool{})
+				return err
+			})
+		}
+	})
 }
