@@ -40,8 +40,11 @@ type ScheduleEntry struct {
 
 // Admit tells the schedule, while it looks for a due entry, whether the
 // entry's subscription may start an attempt now; when not, reopen is when it
-// may (zero: unknown, the deliverer wakes the schedule up).
-type Admit func(subscriptionID string, now time.Time) (ok bool, reopen time.Time)
+// may (zero: unknown, the deliverer wakes the schedule up). elsewhere is how
+// many attempts of the subscription other processes hold (a schedule
+// several replicas share counts their live leases; one a single process
+// holds passes 0), counted as in flight here.
+type Admit func(subscriptionID string, elsewhere int, now time.Time) (ok bool, reopen time.Time)
 
 // WebhookSchedule is the durable attempt schedule (bbolt). Entries are keyed
 // by due time and delivery, so scheduling the same attempt twice (start-up

@@ -82,17 +82,23 @@ func TestSendGate(t *testing.T) {
 	t0 := time.Unix(1700000000, 0)
 	g := newSendGate(2, 3, time.Second)
 	admit := g.admitter()
-	if ok, _ := admit("s", t0); !ok {
+	if ok, _ := admit("s", 0, t0); !ok {
 		t.Fatal("first")
 	}
-	if ok, _ := admit("s", t0); !ok {
+	if ok, _ := admit("s", 0, t0); !ok {
 		t.Fatal("second")
 	}
-	if ok, reopen := admit("s", t0); ok || !reopen.IsZero() {
+	if ok, reopen := admit("s", 0, t0); ok || !reopen.IsZero() {
 		t.Fatalf("third in the same pass: %v %v (two in flight is the cap)", ok, reopen)
 	}
-	if ok, _ := admit("other", t0); !ok {
+	if ok, _ := admit("other", 0, t0); !ok {
 		t.Fatal("another subscription is not held up")
+	}
+	if ok, _ := admit("busy", 1, t0); !ok {
+		t.Fatal("one attempt held by another replica leaves room for one")
+	}
+	if ok, _ := admit("busy", 1, t0); ok {
+		t.Fatal("attempts held by other replicas count as in flight")
 	}
 	g.acquire("s")
 	g.acquire("s")

@@ -38,10 +38,13 @@ func newSendGate(perSub, rate int, window time.Duration) *sendGate {
 // counting the entries it already let through in this pass as started.
 // When not, reopen is when it may (zero: when one of its attempts ends).
 // Entries without a subscription (scheduled by an older version) pass.
+// Attempts other replicas hold (elsewhere) count as in flight: the limit of
+// attempts in flight holds for the cluster. The rate is still counted per
+// process.
 func (g *sendGate) admitter() Admit {
 	taken := map[string]int{}
-	return func(sub string, now time.Time) (bool, time.Time) {
-		ok, reopen := g.admit(sub, now, taken[sub])
+	return func(sub string, elsewhere int, now time.Time) (bool, time.Time) {
+		ok, reopen := g.admit(sub, now, taken[sub]+elsewhere)
 		if ok {
 			taken[sub]++
 		}

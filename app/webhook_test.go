@@ -95,7 +95,7 @@ func TestSendTestReleasesSlotOnPanic(t *testing.T) {
 	now = now.Add(2 * time.Second)
 	admit := d.gate.admitter()
 	for i := range DefaultWebhookPerSubscription {
-		if ok, _ := admit(sub.ID, now); !ok {
+		if ok, _ := admit(sub.ID, 0, now); !ok {
 			t.Fatalf("after %d panicking test sends the deliverer admits only %d attempts, want %d", DefaultWebhookPerSubscription, i, DefaultWebhookPerSubscription)
 		}
 	}

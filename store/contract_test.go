@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -22,4 +23,15 @@ func TestQueueContract(t *testing.T) {
 // TestScheduleContract runs the webhook schedule cases on bbolt.
 func TestScheduleContract(t *testing.T) {
 	storetest.RunSchedule(t, func(tb testing.TB) app.WebhookSchedule { return mustBolt(tb, filepath.Join(tb.TempDir(), "q.db")) })
+}
+
+// TestHookContract runs the webhook and signing certificate cases on
+// SQLite; events enter the outbox as FinishJob stores them.
+func TestHookContract(t *testing.T) {
+	storetest.RunHooks(t, func(tb testing.TB) (storetest.HookStore, storetest.Outbox) {
+		db := mustDB(tb)
+		return db, func(ctx context.Context, events ...*app.Event) error {
+			return db.tx(ctx, func(tx *Tx) error { return insertEvents(ctx, tx, events) })
+		}
+	})
 }

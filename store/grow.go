@@ -349,7 +349,7 @@ func (g *grower) keysAndTemplates(ctx context.Context, t *growTeam, keys, templa
 
 func (g *grower) subscribe(ctx context.Context, t *growTeam, at time.Time) error {
 	t.sub = g.id("whk", 20)
-	return g.exec(ctx, "webhook_subscriptions", `INSERT INTO webhook_subscriptions (`+subCols+`) VALUES (?, ?, ?, ?, '', 1, ?, ?, ?)`,
+	return g.exec(ctx, "webhook_subscriptions", `INSERT INTO webhook_subscriptions (`+scan.SubscriptionCols+`) VALUES (?, ?, ?, ?, '', 1, ?, ?, ?)`,
 		t.sub, t.id, "https://hooks.example.com/folio/"+t.id, mustJSON(app.EventNames), g.id("whsec", 32), ms(at), ms(at))
 }
 

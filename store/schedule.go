@@ -78,7 +78,7 @@ func (b *Bolt) ClaimDueAttempts(_ context.Context, now time.Time, lease time.Dur
 		var err error
 		_, next, err = scanDueAttempts(bk, now, func(k []byte, it *attemptItem) (bool, time.Time) {
 			if admit != nil {
-				if ok, reopen := admit(it.SubscriptionID, now); !ok {
+				if ok, reopen := admit(it.SubscriptionID, 0, now); !ok {
 					return false, reopen
 				}
 			}

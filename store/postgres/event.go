@@ -22,7 +22,7 @@ func outbox(ctx context.Context, tx pgx.Tx) scan.Outbox {
 				return nil, err
 			}
 			defer rows.Close()
-			return scan.SubscribedTypes(rows)
+			return scan.EventTypes(rows)
 		},
 		Insert: func(e *app.Event) error {
 			_, err := tx.Exec(ctx, `INSERT INTO events (id, team_id, type, payload, created_at, request_id) VALUES ($1, $2, $3, $4, $5, $6)`,
@@ -30,4 +30,11 @@ func outbox(ctx context.Context, tx pgx.Tx) scan.Outbox {
 			return err
 		},
 	}
+}
+
+// storeWanted stores the events their teams' subscriptions ask for
+// (wanted: team -> event type -> wanted, read when missing) and returns
+// them.
+func storeWanted(ctx context.Context, tx pgx.Tx, events []*app.Event, wanted map[string]map[string]bool) ([]*app.Event, error) {
+	return outbox(ctx, tx).Store(events, wanted)
 }

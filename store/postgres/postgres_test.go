@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"folio/app"
 	"folio/internal/pgtest"
 	"folio/store/storetest"
@@ -50,4 +52,18 @@ func TestQueueContract(t *testing.T) {
 // TestScheduleContract runs the webhook schedule cases on PostgreSQL.
 func TestScheduleContract(t *testing.T) {
 	storetest.RunSchedule(t, func(tb testing.TB) app.WebhookSchedule { return mustDB(tb) })
+}
+
+// TestHookContract runs the webhook and signing certificate cases on
+// PostgreSQL; events enter the outbox as FinishJob stores them.
+func TestHookContract(t *testing.T) {
+	storetest.RunHooks(t, func(tb testing.TB) (storetest.HookStore, storetest.Outbox) {
+		db := mustDB(tb)
+		return db, func(ctx context.Context, events ...*app.Event) error {
+			return db.tx(ctx, func(tx pgx.Tx) error {
+				_, err := storeWanted(ctx, tx, events, map[string]map[string]bool{})
+				return err
+			})
+		}
+	})
 }

@@ -55,10 +55,22 @@ type dueAttempt struct {
 	attempt                  int32
 }
 
+// claimLock is the key of the transaction advisory lock a claim of due
+// webhook attempts holds.
+const claimLock int64 = 0x466f6c696f486f6b // "FolioHok"
+
+// inFlightWindow is how long after its claim another replica's lease
+// counts as an attempt in flight: the default attempt timeout and a
+// margin for recording it.
+const inFlightWindow = app.WebhookAttemptTimeout + 10*time.Second
+
 // ClaimDueAttempts leases up to max due, unleased attempts that admit lets
-// through, earliest first, in one transaction. The due rows are locked FOR
-// UPDATE SKIP LOCKED: replicas claiming at once take different entries.
-// With none taken it returns the earliest time worth looking again: the
+// through, earliest first, in one transaction. admit learns how many
+// attempts of each subscription other replicas hold (live leases of other
+// owners), so the deliverers' limit of attempts in flight per subscription
+// holds across replicas; claims take turns for that (claimLock). The due
+// rows are also locked FOR UPDATE SKIP LOCKED, so a claim never waits for
+// an entry another replica is replacing. With none taken it returns the earliest time worth looking again: the
 // next entry's due time or the earliest reopening admit named.
 func (db *DB) ClaimDueAttempts(ctx context.Context, now time.Time, lease time.Duration, max int, admit app.Admit) ([]*app.ScheduleEntry, time.Time, error) {
 	var out []*app.ScheduleEntry
@@ -71,6 +83,35 @@ func (db *DB) ClaimDueAttempts(ctx context.Context, now time.Time, lease time.Du
 	nowMS := ms(now)
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		out, next = nil, time.Time{}
+		// One claimer at a time across replicas, so the attempts in flight
+		// elsewhere that admit is told of cannot change under it: two
+		// replicas claiming at once would each see the other's new leases
+		// as absent and together exceed a subscription's limit. A claim is
+		// one short transaction; the attempts run outside it.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, claimLock); err != nil {
+			return err
+		}
+		elsewhere := map[string]int{}
+		if admit != nil {
+			// Leases taken within the window: an attempt ends within its
+			// timeout, so an older lease is a replica's that died or
+			// stalled, and holding its subscription's slots until the
+			// lease lapses would stall the subscription for no receiver.
+			since := nowMS + lease.Milliseconds() - inFlightWindow.Milliseconds()
+			if since < nowMS {
+				since = nowMS
+			}
+			rows, err := tx.Query(ctx, `SELECT subscription_id, COUNT(*) FROM webhook_schedule
+				WHERE lease_until > $1 AND lease_owner <> $2 AND subscription_id <> '' GROUP BY 1`, since, db.owner)
+			if err != nil {
+				return err
+			}
+			var sub string
+			var n int
+			if _, err := pgx.ForEachRow(rows, []any{&sub, &n}, func() error { elsewhere[sub] = n; return nil }); err != nil {
+				return err
+			}
+		}
 		rows, err := tx.Query(ctx, `SELECT due, delivery_id, subscription_id, attempt FROM webhook_schedule
 			WHERE due <= $1 AND (lease_until IS NULL OR lease_until <= $1) ORDER BY due, delivery_id FOR UPDATE SKIP LOCKED`, nowMS)
 		if err != nil {
@@ -90,7 +131,7 @@ func (db *DB) ClaimDueAttempts(ctx context.Context, now time.Time, lease time.Du
 				break
 			}
 			if admit != nil {
-				if ok, reopen := admit(a.subscription, now); !ok {
+				if ok, reopen := admit(a.subscription, elsewhere[a.subscription], now); !ok {
 					earlier(reopen)
 					continue
 				}

@@ -53,7 +53,7 @@ func scheduleKeepsOneEntryPerKey(t *testing.T, q app.WebhookSchedule) {
 	// Subscription whk_1 is refused: only dlv_c can be taken; the next look
 	// is when admit says whk_1 reopens.
 	reopen := t0.Add(1500 * time.Millisecond)
-	admit := func(sub string, _ time.Time) (bool, time.Time) { return sub != "whk_1", reopen }
+	admit := func(sub string, _ int, _ time.Time) (bool, time.Time) { return sub != "whk_1", reopen }
 	got, _, err = q.ClaimDueAttempts(ctx, t0.Add(time.Second), time.Minute, 5, admit)
 	if err != nil || len(got) != 1 || got[0].DeliveryID != "dlv_c" {
 		t.Fatalf("claim with admit = %+v, %v", got, err)
