@@ -12,7 +12,7 @@ import (
 // backend gives the two statements.
 type Outbox struct {
 	// Subscribed returns the event types a team's enabled subscriptions
-	// ask for (EventTypes reads them).
+	// ask for (SubscribedTypes reads them).
 	Subscribed func(teamID string) (map[string]bool, error)
 	// Insert stores one event.
 	Insert func(e *app.Event) error
@@ -35,30 +35,45 @@ func (o Outbox) Build(teamID string, build func() ([]*app.Event, error)) ([]*app
 }
 
 // Store stores the events their teams' subscriptions ask for (wanted:
-// team -> event type -> wanted, read when a team is missing;
-// WantedEvents) and returns those it stored.
+// team -> event type -> wanted, read when a team is missing) and returns
+// those it stored.
 func (o Outbox) Store(events []*app.Event, wanted map[string]map[string]bool) ([]*app.Event, error) {
-	stored, err := WantedEvents(events, wanted, o.Subscribed)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range stored {
+	var stored []*app.Event
+	for _, e := range events {
+		if wanted[e.TeamID] == nil {
+			types, err := o.Subscribed(e.TeamID)
+			if err != nil {
+				return nil, err
+			}
+			wanted[e.TeamID] = types
+		}
+		if !wanted[e.TeamID][e.Type] {
+			continue
+		}
 		if err := o.Insert(e); err != nil {
 			return nil, err
 		}
+		stored = append(stored, e)
 	}
 	return stored, nil
 }
 
-// AddEventTypes adds the event types of a subscription's events column (a
-// JSON array) to types.
-func AddEventTypes(types map[string]bool, raw string) error {
-	var list []string
-	if err := json.Unmarshal([]byte(raw), &list); err != nil {
-		return err
+// SubscribedTypes reads rows of subscriptions' events columns (JSON
+// arrays) into the set of event types they ask for.
+func SubscribedTypes(rows Rows) (map[string]bool, error) {
+	out := map[string]bool{}
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
+			return nil, err
+		}
+		var list []string
+		if err := json.Unmarshal([]byte(raw), &list); err != nil {
+			return nil, err
+		}
+		for _, t := range list {
+			out[t] = true
+		}
 	}
-	for _, t := range list {
-		types[t] = true
-	}
-	return nil
+	return out, rows.Err()
 }
