@@ -284,10 +284,14 @@ type Main struct {
 	Logger *slog.Logger
 	Now    func() time.Time
 
-	DB     *store.DB
-	Bolt   *store.Bolt
-	Server *web.Server
-	Certs  *web.Certs
+	DB   *store.DB
+	Bolt *store.Bolt
+	// RateWindows, when set, keeps the rate-limit windows and login
+	// throttles instead of memory and bbolt: PostgreSQL's, which every
+	// replica shares (--database-url).
+	RateWindows app.RateWindows
+	Server      *web.Server
+	Certs       *web.Certs
 	// Metrics are served at /metrics (created by Open when nil).
 	Metrics *app.Metrics
 
@@ -399,8 +403,8 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if testHookDocuments != nil {
 		testHookDocuments(docs)
 	}
-	authLimits := app.NewMemoryLimiter() // login and account throttles, kept in bbolt across restarts
-	if err := m.persistLimits(ctx, authLimits, m.Bolt.AuthLimits()); err != nil {
+	authLimits, err := m.rateLimiter(ctx, "auth", m.Bolt.AuthLimits()) // login and account throttles
+	if err != nil {
 		return err
 	}
 	auth := &app.AuthService{Users: meta.Users(m.DB), Teams: meta.Teams(m.DB), Tokens: m.DB, Keys: meta.Keys(m.DB), Meta: meta, Accounts: m.DB, TwoFactor: m.DB, Mailer: mailer, Limiter: authLimits,
@@ -587,13 +591,27 @@ func (m *Main) openRateLimits(ctx context.Context) error {
 			return err
 		}
 	}
-	l := app.NewMemoryLimiter()
-	l.CountRefused = true
-	if err := m.persistLimits(ctx, l, m.Bolt); err != nil {
+	l, err := m.rateLimiter(ctx, "api", m.Bolt)
+	if err != nil {
 		return err
 	}
+	l.CountRefused = true // the API counts every request, refused ones too
 	m.Server.Rates = &web.RateLimits{Table: table, Limiter: l, Now: m.Now}
 	return nil
+}
+
+// rateLimiter is the limiter called name over m.RateWindows, shared by
+// the replicas, or, without them, over windows in memory that are saved
+// to st (bbolt) every 2 seconds and at Close: no request waits for a disk.
+func (m *Main) rateLimiter(ctx context.Context, name string, st app.RateStore) (*app.RateLimiter, error) {
+	if m.RateWindows != nil {
+		return &app.RateLimiter{Windows: m.RateWindows, Name: name}, nil
+	}
+	w := app.NewMemoryLimiter()
+	if err := m.persistLimits(ctx, w, st); err != nil {
+		return nil, err
+	}
+	return &app.RateLimiter{Windows: w, Name: name}, nil
 }
 
 // persistLimits loads l's counters from st and saves what changed every 2

@@ -179,8 +179,8 @@ func (s *AccountService) UpdateProfile(ctx context.Context, in ProfileInput) (*U
 			} else if ErrorCode(err) != ECodeUserNotFound {
 				return nil, err
 			}
-			if d := s.Limiter.Allow("email-change:"+u.ID, 5, time.Hour, s.Now()); !d.Allowed {
-				return nil, ErrRateLimited(d)
+			if err := Throttle(ctx, s.Limiter, "email-change:"+u.ID, 5, time.Hour, s.Now()); err != nil {
+				return nil, err
 			}
 			newEmail = email
 		}
@@ -217,12 +217,12 @@ func (s *AccountService) sendEmailChange(ctx context.Context, u *User, email str
 }
 
 // checkPassword compares the caller's password, throttled per user.
-func (s *AccountService) checkPassword(u *User, field, password string) error {
+func (s *AccountService) checkPassword(ctx context.Context, u *User, field, password string) error {
 	if password == "" {
 		return ErrRequired(field)
 	}
-	if d := s.Limiter.Allow("password:"+u.ID, 10, loginWindow, s.Now()); !d.Allowed {
-		return ErrRateLimited(d)
+	if err := Throttle(ctx, s.Limiter, "password:"+u.ID, 10, loginWindow, s.Now()); err != nil {
+		return err
 	}
 	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
 		return (&Error{Code: ECodeBadPassword, Message: "invalid current password"}).WithInfo("field", field)
@@ -253,7 +253,7 @@ func (s *AccountService) ChangePassword(ctx context.Context, in ChangePasswordIn
 	if err := checkPassword("newPassword", in.NewPassword); err != nil {
 		return nil, err
 	}
-	if err := s.checkPassword(u, "currentPassword", in.CurrentPassword); err != nil {
+	if err := s.checkPassword(ctx, u, "currentPassword", in.CurrentPassword); err != nil {
 		return nil, err
 	}
 	hash, err := s.Auth.hashPassword(in.NewPassword)
@@ -311,7 +311,7 @@ func (s *AccountService) DeleteAccount(ctx context.Context, in DeleteAccountInpu
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkPassword(u, "password", in.Password); err != nil {
+	if err := s.checkPassword(ctx, u, "password", in.Password); err != nil {
 		return nil, err
 	}
 	if utf8.RuneCountInString(in.Reason) > 100 {

@@ -233,11 +233,11 @@ func (s *AuthService) checkCredentials(ctx context.Context, in LoginInput, clien
 	}
 	email := strings.ToLower(strings.TrimSpace(in.Email))
 	now := s.Now()
-	if d := s.Limiter.Allow("login:ip:"+clientIP, loginPerIP, loginWindow, now); !d.Allowed {
-		return nil, ErrRateLimited(d)
+	if err := Throttle(ctx, s.Limiter, "login:ip:"+clientIP, loginPerIP, loginWindow, now); err != nil {
+		return nil, err
 	}
-	if d := s.Limiter.Allow("login:email:"+email, loginPerEmail, loginWindow, now); !d.Allowed {
-		return nil, ErrRateLimited(d)
+	if err := Throttle(ctx, s.Limiter, "login:email:"+email, loginPerEmail, loginWindow, now); err != nil {
+		return nil, err
 	}
 	bad := &Error{Code: ECodeBadCredentials, Message: "invalid email or password"}
 	u, err := s.Accounts.FindAccountByEmail(ctx, email)
@@ -354,8 +354,8 @@ func (s *AuthService) ResendVerification(ctx context.Context, next string) error
 	if u.EmailVerified {
 		return ErrInvalid("email", "email address is already verified")
 	}
-	if d := s.Limiter.Allow("verify-mail:"+u.ID, 5, time.Hour, s.Now()); !d.Allowed {
-		return ErrRateLimited(d)
+	if err := Throttle(ctx, s.Limiter, "verify-mail:"+u.ID, 5, time.Hour, s.Now()); err != nil {
+		return err
 	}
 	return s.sendVerification(ctx, u, next)
 }

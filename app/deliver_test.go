@@ -190,7 +190,7 @@ func TestMemoryLimiterAdmitsExactly(t *testing.T) {
 	l := NewMemoryLimiter()
 	ok := 0
 	for i := 0; i < 150; i++ {
-		if l.Allow("k", 100, 1e9, time.Unix(1700000000, 0)).Allowed {
+		if allow(l, false, "k", 100, 1e9, time.Unix(1700000000, 0)).Allowed {
 			ok++
 		}
 	}

@@ -2,6 +2,9 @@ package app
 
 import (
 	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"math"
 	"slices"
 	"strconv"
@@ -22,7 +25,113 @@ type Decision struct {
 
 // Limiter counts calls per key in a sliding window.
 type Limiter interface {
-	Allow(key string, limit int, window time.Duration, now time.Time) Decision
+	// Allow counts one call for key and decides whether it is within
+	// limit calls per window. The error is the storage's (a database
+	// that does not answer); the call is then neither counted nor
+	// decided.
+	Allow(ctx context.Context, key string, limit int, window time.Duration, now time.Time) (Decision, error)
+}
+
+// RateWindows is the storage behind a limiter: each key's count of calls
+// in its current fixed window and in the previous one. The embedded
+// install keeps them in memory (MemoryLimiter, saved to bbolt now and
+// then); several replicas share them in PostgreSQL, so that a team cannot
+// get N times its limit from N replicas.
+type RateWindows interface {
+	// HitRate counts one call c: it decides, on the counts as they are
+	// when the call is counted, whether the call is admitted (the
+	// weighted count plus this call within c.Limit) and adds it to the
+	// current window when admitted or when c.CountRefused. Concurrent
+	// calls for one key, from any replica, are counted one after the
+	// other.
+	HitRate(ctx context.Context, c RateCall) (RateHit, error)
+}
+
+// RateCall is one call to count.
+type RateCall struct {
+	// Limiter names the limiter ("api", "auth") when one store holds the
+	// windows of several.
+	Limiter string
+	Key     string
+	Limit   int
+	Window  time.Duration
+	Now     time.Time
+	// CountRefused counts refused calls too (the API's rule: all requests
+	// count); otherwise only admitted calls use up the limit.
+	CountRefused bool
+}
+
+// Start is the beginning of the fixed window the call falls in.
+func (c RateCall) Start() time.Time { return c.Now.Truncate(c.Window) }
+
+// Overlap is the weight of the previous window's count: the part of the
+// sliding window (the Window before Now) that still overlaps it.
+func (c RateCall) Overlap() float64 {
+	return 1 - float64(c.Now.Sub(c.Start()))/float64(c.Window)
+}
+
+// RateHit is a key's counts after a call was counted.
+type RateHit struct {
+	Start   time.Time // the current window's start
+	Prev    int       // calls counted in the previous window
+	Curr    int       // calls counted in the current one, this one included when counted
+	Allowed bool
+}
+
+// RateLimiter is a Limiter over a store of windows.
+type RateLimiter struct {
+	Windows RateWindows
+	// Name is RateCall.Limiter.
+	Name string
+	// CountRefused is RateCall.CountRefused.
+	CountRefused bool
+}
+
+// maxRateKey bounds the length of the keys the limiter stores: keys hold
+// what clients send (an email tried at login), and a longer one is
+// shortened to its first bytes and a hash of the whole.
+const maxRateKey = 160
+
+// Allow counts one call for key.
+func (l *RateLimiter) Allow(ctx context.Context, key string, limit int, window time.Duration, now time.Time) (Decision, error) {
+	if len(key) > maxRateKey {
+		sum := sha256.Sum256([]byte(key))
+		key = key[:maxRateKey-65] + "#" + hex.EncodeToString(sum[:])
+	}
+	c := RateCall{Limiter: l.Name, Key: key, Limit: limit, Window: window, Now: now, CountRefused: l.CountRefused}
+	h, err := l.Windows.HitRate(ctx, c)
+	if err != nil {
+		return Decision{}, err
+	}
+	return Decide(c, h), nil
+}
+
+// Decide is the decision on call c that the store counted as h: the
+// headers' remaining calls when admitted, the time to wait when not.
+func Decide(c RateCall, h RateHit) Decision {
+	dec := Decision{Limit: c.Limit, Window: c.Window, ResetAt: c.Start().Add(c.Window)}
+	w := window{start: h.Start, size: c.Window, prev: h.Prev, curr: h.Curr}
+	if !h.Allowed {
+		dec.RetryAfter = w.retryAfter(c.Limit, c.Now)
+		return dec
+	}
+	w.curr-- // the count this call was admitted on
+	dec.Allowed = true
+	dec.Remaining = int(math.Max(0, math.Floor(float64(c.Limit)-w.used(c.Now)-1)))
+	return dec
+}
+
+// Throttle counts one call for key on l and returns the spec's 429 error
+// when it is over limit, or the limiter's storage error.
+func Throttle(ctx context.Context, l Limiter, key string, limit int, window time.Duration, now time.Time) error {
+	d, err := l.Allow(ctx, key, limit, window, now)
+	if err != nil {
+		return err
+	}
+	if !d.Allowed {
+		return ErrRateLimited(d)
+	}
+	return nil
 }
 
 // ErrRateLimited builds the spec's 429 error from a refused decision.
@@ -45,9 +154,6 @@ func ErrRateLimited(d Decision) *Error {
 // tracks which keys changed since it was last saved, so that saving writes
 // only those (nothing when idle).
 type MemoryLimiter struct {
-	// CountRefused counts refused calls too (the API's rule: all requests
-	// count); otherwise only admitted calls use up the limit.
-	CountRefused bool
 	// MaxKeys bounds the keys held (0: DefaultMaxKeys).
 	MaxKeys int
 
@@ -141,14 +247,15 @@ func (l *MemoryLimiter) Restore(m map[string]WindowState) {
 	}
 }
 
-// Allow counts one call for key and reports whether it is within limit.
-func (l *MemoryLimiter) Allow(key string, limit int, win time.Duration, now time.Time) Decision {
+// HitRate counts one call in memory.
+func (l *MemoryLimiter) HitRate(_ context.Context, c RateCall) (RateHit, error) {
+	key, win, now := c.Key, c.Window, c.Now
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if now.Sub(l.sweep) >= win {
 		l.sweepExpired(now)
 	}
-	start := now.Truncate(win)
+	start := c.Start()
 	w := l.windows[key]
 	switch {
 	case w == nil:
@@ -171,19 +278,11 @@ func (l *MemoryLimiter) Allow(key string, limit int, win time.Duration, now time
 	case d > win:
 		w.prev, w.curr, w.start = 0, 0, start
 	}
-	dec := Decision{Limit: limit, Window: win, ResetAt: start.Add(win)}
-	used := w.used(now)
-	if used+1 > float64(limit) {
-		if l.CountRefused {
-			w.curr++
-		}
-		dec.RetryAfter = w.retryAfter(limit, now)
-		return dec
+	ok := w.used(now)+1 <= float64(c.Limit)
+	if ok || c.CountRefused {
+		w.curr++
 	}
-	w.curr++
-	dec.Allowed = true
-	dec.Remaining = int(math.Max(0, math.Floor(float64(limit)-used-1)))
-	return dec
+	return RateHit{Start: w.start, Prev: w.prev, Curr: w.curr, Allowed: ok}, nil
 }
 
 // Save drops the keys expired at now and writes to st what changed since

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -22,10 +23,18 @@ type call struct{ at time.Duration }
 // last decision.
 func replay(countRefused bool, limit int, calls []call) Decision {
 	l := NewMemoryLimiter()
-	l.CountRefused = countRefused
 	var d Decision
 	for _, c := range calls {
-		d = l.Allow("team", limit, time.Minute, t0.Add(c.at))
+		d = allow(l, countRefused, "team", limit, time.Minute, t0.Add(c.at))
+	}
+	return d
+}
+
+// allow is one call of a RateLimiter over l's windows.
+func allow(l *MemoryLimiter, countRefused bool, key string, limit int, win time.Duration, now time.Time) Decision {
+	d, err := (&RateLimiter{Windows: l, CountRefused: countRefused}).Allow(context.Background(), key, limit, win, now)
+	if err != nil {
+		panic(err) // memory windows do not fail
 	}
 	return d
 }
@@ -104,14 +113,14 @@ func TestRefusedCallsCarryIntoNextWindow(t *testing.T) {
 // not drop a long window that is still running.
 func TestSweepKeepsLongerWindows(t *testing.T) {
 	l := NewMemoryLimiter()
-	if !l.Allow("mail", 1, time.Hour, t0).Allowed {
+	if !allow(l, false, "mail", 1, time.Hour, t0).Allowed {
 		t.Fatal("first mail refused")
 	}
-	l.Allow("login", 5, time.Minute, t0.Add(31*time.Minute)) // sweeps keys older than two of their windows
-	if d := l.Allow("mail", 1, time.Hour, t0.Add(32*time.Minute)); d.Allowed {
+	allow(l, false, "login", 5, time.Minute, t0.Add(31*time.Minute)) // sweeps keys older than two of their windows
+	if d := allow(l, false, "mail", 1, time.Hour, t0.Add(32*time.Minute)); d.Allowed {
 		t.Fatal("the hourly window was swept by a one-minute call")
 	}
-	l.Allow("login", 5, time.Minute, t0.Add(3*time.Hour))
+	allow(l, false, "login", 5, time.Minute, t0.Add(3*time.Hour))
 	if len(l.Snapshot()) != 1 {
 		t.Fatalf("expired windows kept: %v", l.Snapshot())
 	}
@@ -120,15 +129,15 @@ func TestSweepKeepsLongerWindows(t *testing.T) {
 // TestSnapshotKeepsWindow: a restored limiter sweeps by each key's own window.
 func TestSnapshotKeepsWindow(t *testing.T) {
 	l := NewMemoryLimiter()
-	l.Allow("mail", 1, time.Hour, t0)
+	allow(l, false, "mail", 1, time.Hour, t0)
 	snap := l.Snapshot()
 	if snap["mail"].Window != 3600 {
 		t.Fatalf("snapshot = %+v", snap)
 	}
 	r := NewMemoryLimiter()
 	r.Restore(snap)
-	r.Allow("login", 5, time.Minute, t0.Add(31*time.Minute))
-	if r.Allow("mail", 1, time.Hour, t0.Add(32*time.Minute)).Allowed {
+	allow(r, false, "login", 5, time.Minute, t0.Add(31*time.Minute))
+	if allow(r, false, "mail", 1, time.Hour, t0.Add(32*time.Minute)).Allowed {
 		t.Fatal("restored hourly window was lost")
 	}
 }
@@ -230,8 +239,8 @@ func TestLimiterSavesOnlyWhatChanged(t *testing.T) {
 	if st.saves != 0 {
 		t.Fatalf("an empty limiter saved %d times", st.saves)
 	}
-	l.Allow("a", 10, time.Minute, t0)
-	l.Allow("b", 10, time.Minute, t0)
+	allow(l, false, "a", 10, time.Minute, t0)
+	allow(l, false, "b", 10, time.Minute, t0)
 	save(time.Second)
 	if st.saves != 1 || len(st.last.put) != 2 || len(st.last.del) != 0 {
 		t.Fatalf("after two calls: %d saves, last %+v", st.saves, st.last)
@@ -242,13 +251,13 @@ func TestLimiterSavesOnlyWhatChanged(t *testing.T) {
 	if st.saves != 1 {
 		t.Fatalf("an idle limiter saved %d more times", st.saves-1)
 	}
-	l.Allow("a", 10, time.Minute, t0.Add(10*time.Second))
+	allow(l, false, "a", 10, time.Minute, t0.Add(10*time.Second))
 	save(11 * time.Second)
 	if st.saves != 2 || len(st.last.put) != 1 || st.last.put["a"].Curr != 2 || len(st.last.del) != 0 {
 		t.Fatalf("after a call of a: %d saves, last %+v", st.saves, st.last)
 	}
 	// A key called and expired between two saves never reaches the store.
-	l.Allow("c", 10, time.Minute, t0.Add(20*time.Second))
+	allow(l, false, "c", 10, time.Minute, t0.Add(20*time.Second))
 	// Two windows after their last one began (t0), a and b have expired, c too.
 	save(3 * time.Minute)
 	if st.saves != 3 || len(st.last.put) != 0 || !slices.Equal(sorted(st.last.del), []string{"a", "b"}) {
@@ -286,9 +295,9 @@ func TestLimiterKeysAreBounded(t *testing.T) {
 	var atCap uint64
 	for i := range burst {
 		now := t0.Add(time.Duration(i) * time.Millisecond) // 1,000 keys a second for 17 minutes
-		l.Allow(fmt.Sprintf("login:email:%d@example.com", i), 10, 15*time.Minute, now)
+		allow(l, false, fmt.Sprintf("login:email:%d@example.com", i), 10, 15*time.Minute, now)
 		if i%1000 == 0 {
-			l.Allow("login:email:victim@example.com", 10, 15*time.Minute, now)
+			allow(l, false, "login:email:victim@example.com", 10, 15*time.Minute, now)
 		}
 		if i%100_000 == 99_999 {
 			l.mu.Lock()
@@ -335,16 +344,16 @@ func TestLimiterKeysAreBounded(t *testing.T) {
 func TestLimiterMakesRoomFromTheEnd(t *testing.T) {
 	l := NewMemoryLimiter()
 	l.MaxKeys = 2
-	l.Allow("mail", 1, time.Hour, t0)
-	l.Allow("api", 1, time.Minute, t0.Add(10*time.Second))
-	l.Allow("new", 1, time.Minute, t0.Add(20*time.Second))
+	allow(l, false, "mail", 1, time.Hour, t0)
+	allow(l, false, "api", 1, time.Minute, t0.Add(10*time.Second))
+	allow(l, false, "new", 1, time.Minute, t0.Add(20*time.Second))
 	if got := sorted(slices.Collect(maps.Keys(l.Snapshot()))); !slices.Equal(got, []string{"mail", "new"}) {
 		t.Fatalf("kept %v, want mail and new", got)
 	}
 	l.MaxKeys = 3
-	l.Allow("api", 1, time.Minute, t0.Add(30*time.Second))
+	allow(l, false, "api", 1, time.Minute, t0.Add(30*time.Second))
 	// At t0+3m the one-minute keys have expired; the hour's has not.
-	l.Allow("later", 1, time.Minute, t0.Add(3*time.Minute))
+	allow(l, false, "later", 1, time.Minute, t0.Add(3*time.Minute))
 	if got := sorted(slices.Collect(maps.Keys(l.Snapshot()))); !slices.Equal(got, []string{"later", "mail"}) {
 		t.Fatalf("kept %v, want later and mail", got)
 	}

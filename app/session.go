@@ -156,8 +156,8 @@ func (s *SessionService) CompleteLogin(ctx context.Context, pendingToken, code s
 	if err != nil {
 		return nil, errNoSession
 	}
-	if d := s.Auth.Limiter.Allow("login:email:"+u.Email, loginPerEmail, loginWindow, now); !d.Allowed {
-		return nil, ErrRateLimited(d)
+	if err := Throttle(ctx, s.Auth.Limiter, "login:email:"+u.Email, loginPerEmail, loginWindow, now); err != nil {
+		return nil, err
 	}
 	if err := checkSecondFactor(ctx, s.Auth.TwoFactor, u.ID, code, now); err != nil {
 		return nil, err

@@ -278,8 +278,8 @@ func (s *AccountService) confirmTwoFactor(ctx context.Context, code string, code
 		return &Error{Code: ECodeTwoFactorOff, Message: "two-factor setup has not started; call POST /api/users/me/2fa/enable first"}
 	}
 	now := s.Now()
-	if d := s.Limiter.Allow("2fa-verify:"+u.ID, 10, loginWindow, now); !d.Allowed {
-		return ErrRateLimited(d)
+	if err := Throttle(ctx, s.Limiter, "2fa-verify:"+u.ID, 10, loginWindow, now); err != nil {
+		return err
 	}
 	step, ok := matchTOTP(tf.Secret, code, now)
 	if !ok {
@@ -299,7 +299,7 @@ func (s *AccountService) DisableTwoFactor(ctx context.Context, in PasswordInput)
 	if err != nil {
 		return err
 	}
-	if err := s.checkPassword(u, "password", in.Password); err != nil {
+	if err := s.checkPassword(ctx, u, "password", in.Password); err != nil {
 		return err
 	}
 	if !u.TwoFactorEnabled {
@@ -314,7 +314,7 @@ func (s *AccountService) RegenerateBackupCodes(ctx context.Context, in PasswordI
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkPassword(u, "password", in.Password); err != nil {
+	if err := s.checkPassword(ctx, u, "password", in.Password); err != nil {
 		return nil, err
 	}
 	if !u.TwoFactorEnabled {

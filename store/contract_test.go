@@ -23,3 +23,9 @@ func TestQueueContract(t *testing.T) {
 func TestScheduleContract(t *testing.T) {
 	storetest.RunSchedule(t, func(tb testing.TB) app.WebhookSchedule { return mustBolt(tb, filepath.Join(tb.TempDir(), "q.db")) })
 }
+
+// TestRateContract runs the rate-limit window cases on the embedded
+// limiter's windows (memory, saved to bbolt by app.PersistLimiter).
+func TestRateContract(t *testing.T) {
+	storetest.RunRate(t, func(testing.TB) app.RateWindows { return app.NewMemoryLimiter() })
+}

@@ -210,7 +210,7 @@ func (s *Server) authenticate(level access, class string, next http.Handler) htt
 			return
 		}
 		info(r.Context()).teamID = p.TeamID
-		if err := s.Rates.limitTeam(w, p, class); err != nil {
+		if err := s.Rates.limitTeam(w, r, p, class); err != nil {
 			writeError(w, r, s.Logger, err)
 			return
 		}

@@ -13,7 +13,7 @@ import (
 // off) limits nothing and sets no headers.
 type RateLimits struct {
 	Table   *app.RateTable
-	Limiter *app.MemoryLimiter
+	Limiter app.Limiter
 	Now     func() time.Time
 }
 
@@ -36,11 +36,14 @@ func classOf(pattern string) string {
 
 // check counts one request for key and writes the rate-limit headers; it
 // returns ERR_QUOTA_003 when the request is over the limit.
-func (rl *RateLimits) check(w http.ResponseWriter, key string, limit int) error {
+func (rl *RateLimits) check(w http.ResponseWriter, r *http.Request, key string, limit int) error {
 	if rl == nil {
 		return nil
 	}
-	d := rl.Limiter.Allow(key, limit, rl.Table.Window(), rl.Now())
+	d, err := rl.Limiter.Allow(r.Context(), key, limit, rl.Table.Window(), rl.Now())
+	if err != nil {
+		return err
+	}
 	h := w.Header()
 	h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
@@ -60,15 +63,15 @@ func (rl *RateLimits) limitByIP(w http.ResponseWriter, r *http.Request, class st
 		return nil
 	}
 	if class == app.ClassDownload {
-		return rl.check(w, "ip:"+clientIP(r)+":download", rl.Table.Download)
+		return rl.check(w, r, "ip:"+clientIP(r)+":download", rl.Table.Download)
 	}
-	return rl.check(w, "ip:"+clientIP(r), rl.Table.Unauthenticated)
+	return rl.check(w, r, "ip:"+clientIP(r), rl.Table.Unauthenticated)
 }
 
 // limitTeam counts an authenticated request against its team's shared
 // budget for the class and authentication kind: every key of a team shares
 // the key column, every member (API JWT or dashboard session) the JWT one.
-func (rl *RateLimits) limitTeam(w http.ResponseWriter, p *app.Principal, class string) error {
+func (rl *RateLimits) limitTeam(w http.ResponseWriter, r *http.Request, p *app.Principal, class string) error {
 	if rl == nil {
 		return nil
 	}
@@ -76,5 +79,5 @@ func (rl *RateLimits) limitTeam(w http.ResponseWriter, p *app.Principal, class s
 	if p.Kind == app.AuthKey {
 		kind = app.KindKey
 	}
-	return rl.check(w, "team:"+p.TeamID+":"+kind+":"+class, rl.Table.Limit(class, kind))
+	return rl.check(w, r, "team:"+p.TeamID+":"+kind+":"+class, rl.Table.Limit(class, kind))
 }

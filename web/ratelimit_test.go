@@ -47,7 +47,7 @@ func TestLimitTeamSet2(t *testing.T) {
 	}
 	for class, kinds := range want {
 		for kind, limit := range kinds {
-			rl := &RateLimits{Table: app.DefaultRateTable(), Limiter: app.NewMemoryLimiter(), Now: func() time.Time { return now }}
+			rl := &RateLimits{Table: app.DefaultRateTable(), Limiter: &app.RateLimiter{Windows: app.NewMemoryLimiter(), CountRefused: true}, Now: func() time.Time { return now }}
 			// Two callers of one team: two keys, or two members.
 			a := &app.Principal{Kind: kind, TeamID: "team_a", UserID: "usr_1", KeyID: "key_1"}
 			b := &app.Principal{Kind: kind, TeamID: "team_a", UserID: "usr_2", KeyID: "key_2"}
@@ -57,7 +57,7 @@ func TestLimitTeamSet2(t *testing.T) {
 					p = b
 				}
 				w := httptest.NewRecorder()
-				if err := rl.limitTeam(w, p, class); err != nil {
+				if err := rl.limitTeam(w, httptest.NewRequest("GET", "/", nil), p, class); err != nil {
 					t.Fatalf("%s/%s: call %d refused: %v", class, kind, i, err)
 				}
 				if i == 1 || i == limit {
@@ -68,19 +68,19 @@ func TestLimitTeamSet2(t *testing.T) {
 				}
 			}
 			w := httptest.NewRecorder()
-			err := rl.limitTeam(w, b, class)
+			err := rl.limitTeam(w, httptest.NewRequest("GET", "/", nil), b, class)
 			if app.ErrorCode(err) != app.ECodeRateLimited || w.Header().Get("Retry-After") == "" {
 				t.Fatalf("%s/%s: call %d: %v, headers %v", class, kind, limit+1, err, w.Header())
 			}
 			// Another team, and the other kind, have their own counts.
-			if err := rl.limitTeam(httptest.NewRecorder(), &app.Principal{Kind: kind, TeamID: "team_b"}, class); err != nil {
+			if err := rl.limitTeam(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil), &app.Principal{Kind: kind, TeamID: "team_b"}, class); err != nil {
 				t.Fatalf("%s/%s: another team was limited: %v", class, kind, err)
 			}
 			other := app.AuthJWT
 			if kind == app.AuthJWT {
 				other = app.AuthKey
 			}
-			if err := rl.limitTeam(httptest.NewRecorder(), &app.Principal{Kind: other, TeamID: "team_a"}, class); err != nil {
+			if err := rl.limitTeam(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil), &app.Principal{Kind: other, TeamID: "team_a"}, class); err != nil {
 				t.Fatalf("%s/%s: the %s column was limited too: %v", class, kind, other, err)
 			}
 		}
@@ -91,7 +91,7 @@ func TestRateLimitsOff(t *testing.T) {
 	var rl *RateLimits // --rate-limits off
 	w := httptest.NewRecorder()
 	for i := 0; i < 100; i++ {
-		if err := rl.limitTeam(w, &app.Principal{Kind: app.AuthKey, TeamID: "t"}, app.ClassBatch); err != nil {
+		if err := rl.limitTeam(w, httptest.NewRequest("GET", "/", nil), &app.Principal{Kind: app.AuthKey, TeamID: "t"}, app.ClassBatch); err != nil {
 			t.Fatal(err)
 		}
 		if err := rl.limitByIP(w, httptest.NewRequest("GET", "/", nil), app.ClassOther); err != nil {

@@ -51,3 +51,9 @@ func TestQueueContract(t *testing.T) {
 func TestScheduleContract(t *testing.T) {
 	storetest.RunSchedule(t, func(tb testing.TB) app.WebhookSchedule { return mustDB(tb) })
 }
+
+// TestRateContract runs the rate-limit window cases on the windows every
+// replica shares.
+func TestRateContract(t *testing.T) {
+	storetest.RunRate(t, func(tb testing.TB) app.RateWindows { return mustDB(tb) })
+}

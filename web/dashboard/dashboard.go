@@ -29,7 +29,7 @@ type Dashboard struct {
 	// class (app.ClassGenerate, ...) like a JWT call, and sets the
 	// X-RateLimit headers; web.Server sets it when it mounts the
 	// dashboard. nil: no rate limits.
-	Limit func(w http.ResponseWriter, p *app.Principal, class string) error
+	Limit func(w http.ResponseWriter, r *http.Request, p *app.Principal, class string) error
 
 	once    sync.Once
 	handler http.Handler

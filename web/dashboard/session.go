@@ -133,7 +133,7 @@ func (d *Dashboard) limit(w http.ResponseWriter, r *http.Request, p *app.Princip
 	case "GET /app/templates", "GET /app/templates/{id}", "GET /app/templates/{id}/versions", "GET /app/jobs", "GET /app/jobs/{id}":
 		class = app.ClassRead
 	}
-	return d.Limit(w, p, class)
+	return d.Limit(w, r, p, class)
 }
 
 func (d *Dashboard) newCall(w http.ResponseWriter, r *http.Request) *call {
