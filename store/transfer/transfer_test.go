@@ -74,8 +74,8 @@ func newInstall(t *testing.T) *install {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range keyFiles {
-		if _, err := store.Secret(filepath.Join(in.dir, "keys", k)); err != nil {
+	for _, k := range keyNames {
+		if _, err := store.Secret(filepath.Join(in.dir, "keys", k+".key")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -123,7 +123,7 @@ func notYet(t *testing.T, r *Report, err error) {
 		t.Fatal(err)
 	}
 	for _, p := range r.Problems {
-		if strings.Contains(p, "the PostgreSQL schema has no such table yet") || strings.Contains(p, "no place for the server's keys") {
+		if strings.Contains(p, "the PostgreSQL schema has no such table yet") || false {
 			t.Logf("not on PostgreSQL yet: %s", p)
 			continue
 		}
@@ -249,6 +249,18 @@ func checkCopy(t *testing.T, in *install, tg target, r *Report) {
 		t.Errorf("webhook schedule: %d attempts, want 2", attempts)
 	}
 
+	// The keys, byte for byte.
+	for _, k := range keyNames {
+		want, err := os.ReadFile(filepath.Join(in.dir, "keys", k+".key"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		if err := pg.QueryRow(ctx, `SELECT value FROM secrets WHERE name = $1`, k).Scan(&got); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("key %s: %x (%v), want the file's %x", k, got, err, want)
+		}
+	}
+
 	// The files, read back through S3.
 	cfg, err := s3files.ParseURL(tg.filesURL, s3test.Getenv)
 	if err != nil {
@@ -362,6 +374,38 @@ func TestMigrateResumesAfterInterruption(t *testing.T) {
 }
 
 // A running server holds the bbolt file: the copy refuses to start.
+// A key a replica made before the copy is not overwritten: the copy
+// reports it and is not complete.
+func TestMigrateKeepsAKeyTheDatabaseHas(t *testing.T) {
+	in := newInstall(t)
+	tg := newTarget(t)
+	o := in.options(tg)
+	o.FilesURL = ""
+	r, err := Run(context.Background(), o) // creates the schema
+	notYet(t, r, err)
+	pg, err := pgx.Connect(context.Background(), tg.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close(context.Background())
+	other := bytes.Repeat([]byte{7}, 32)
+	if _, err := pg.Exec(context.Background(), `UPDATE secrets SET value = $1 WHERE name = 'signing'`, other); err != nil {
+		t.Fatal(err)
+	}
+	r, err = Run(context.Background(), o)
+	if !errors.Is(err, ErrIncomplete) || !strings.Contains(err.Error(), "already holds another signing key") {
+		t.Fatalf("got %v, want the signing key reported", err)
+	}
+	var got []byte
+	pg.QueryRow(context.Background(), `SELECT value FROM secrets WHERE name = 'signing'`).Scan(&got)
+	if !bytes.Equal(got, other) {
+		t.Errorf("the database's signing key was overwritten")
+	}
+	if !r.FilesSkipped {
+		t.Errorf("files copied without --to-files-url")
+	}
+}
+
 func TestMigrateRefusesARunningServer(t *testing.T) {
 	in := newInstall(t)
 	b, err := store.OpenBolt(filepath.Join(in.dir, "queue.db"))
