@@ -513,3 +513,10 @@ func (s *SigningService) Sign(ctx context.Context, teamID string, pdf []byte, si
 	}
 	return out, nil
 }
+
+// ErrSigningExists is a store's error for a second certificate of a team
+// under one name.
+func ErrSigningExists(name string) error {
+	return (&Error{Code: ECodeSigningExists, Message: "a signing certificate named " + name + " already exists; choose another name or delete that one"}).
+		WithInfo("field", "name")
+}

@@ -474,3 +474,40 @@ func NewEvent(teamID, typ string, now time.Time, data any) (*Event, error) {
 	}
 	return &Event{ID: NewID("evt"), TeamID: teamID, Type: typ, Payload: body, CreatedAt: now.UTC()}, nil
 }
+
+// Status is the status a delivery takes after the attempt: success,
+// pending when another attempt is planned, else failed.
+func (a Attempt) Status() string {
+	switch {
+	case a.Success:
+		return DeliverySuccess
+	case a.NextRetryAt != nil:
+		return DeliveryPending
+	}
+	return DeliveryFailed
+}
+
+// Ended reports whether the delivery counts among a team's ended
+// deliveries (dashboard health, the stores' delivery_hours): it succeeded
+// or failed, and was attempted. A store that changes a delivery's status
+// or attempt time takes the row before out of its hour's count and puts
+// the row after in.
+func (d *Delivery) Ended() bool {
+	return d.AttemptedAt != nil && (d.Status == DeliverySuccess || d.Status == DeliveryFailed)
+}
+
+// ErrNotRetryable is RetryDelivery's error for a delivery that has not
+// failed.
+func ErrNotRetryable(status string) error {
+	return (&Error{Code: ECodeNotRetryableDelivery, Message: "only failed deliveries can be retried; this one is " + status}).WithInfo("status", status)
+}
+
+// Wants reports whether the subscription asks for events of type typ.
+func (s *Subscription) Wants(typ string) bool { return slices.Contains(s.Events, typ) }
+
+// DeliveryTo is the pending delivery of the event to subscription s, as
+// dispatch creates it.
+func (e *Event) DeliveryTo(s *Subscription, maxAttempts int, now time.Time) *Delivery {
+	return &Delivery{ID: NewID("dlv"), EventID: e.ID, Event: e.Type, Status: DeliveryPending, MaxAttempts: maxAttempts,
+		CreatedAt: now, SubscriptionID: s.ID, TeamID: e.TeamID, Payload: e.Payload, RequestID: e.RequestID}
+}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -28,4 +29,15 @@ func TestScheduleContract(t *testing.T) {
 // limiter's windows (memory, saved to bbolt by app.PersistLimiter).
 func TestRateContract(t *testing.T) {
 	storetest.RunRate(t, func(testing.TB) app.RateWindows { return app.NewMemoryLimiter() })
+}
+
+// TestHookContract runs the webhook and signing certificate cases on
+// SQLite; events enter the outbox as FinishJob stores them.
+func TestHookContract(t *testing.T) {
+	storetest.RunHooks(t, func(tb testing.TB) (storetest.HookStore, storetest.Outbox) {
+		db := mustDB(tb)
+		return db, func(ctx context.Context, events ...*app.Event) error {
+			return db.tx(ctx, func(tx *Tx) error { return insertEvents(ctx, tx, events) })
+		}
+	})
 }

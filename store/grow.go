@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 // GrowOptions describes the data set Grow writes (docs/performance.md,
@@ -348,7 +349,7 @@ func (g *grower) keysAndTemplates(ctx context.Context, t *growTeam, keys, templa
 
 func (g *grower) subscribe(ctx context.Context, t *growTeam, at time.Time) error {
 	t.sub = g.id("whk", 20)
-	return g.exec(ctx, "webhook_subscriptions", `INSERT INTO webhook_subscriptions (`+subCols+`) VALUES (?, ?, ?, ?, '', 1, ?, ?, ?)`,
+	return g.exec(ctx, "webhook_subscriptions", `INSERT INTO webhook_subscriptions (`+scan.SubscriptionCols+`) VALUES (?, ?, ?, ?, '', 1, ?, ?, ?)`,
 		t.sub, t.id, "https://hooks.example.com/folio/"+t.id, mustJSON(app.EventNames), g.id("whsec", 32), ms(at), ms(at))
 }
 

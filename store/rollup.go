@@ -56,15 +56,15 @@ func (db *DB) loadRollupState(ctx context.Context) {
 }
 
 // countDelivery adds delta to the hour of a delivery's last attempt for
-// its status, when it counts: it ended (success or failed) and was
-// attempted. Every statement that changes a delivery's status or attempt
-// time calls it with -1 for the row before and +1 for the row after.
-func countDelivery(ctx context.Context, tx *Tx, teamID, status string, attemptedAt *time.Time, delta int) error {
-	if attemptedAt == nil || (status != app.DeliverySuccess && status != app.DeliveryFailed) {
+// its status, when it counts (app.Delivery.Ended). Every statement that
+// changes a delivery's status or attempt time calls it with -1 for the
+// row before and +1 for the row after.
+func countDelivery(ctx context.Context, tx *Tx, d *app.Delivery, delta int) error {
+	if !d.Ended() {
 		return nil
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO delivery_hours (team_id, slot, status, count) VALUES (?, ?, ?, ?)
-		ON CONFLICT DO UPDATE SET count = count + excluded.count`, teamID, ms(*attemptedAt)/hourMS, status, delta)
+		ON CONFLICT DO UPDATE SET count = count + excluded.count`, d.TeamID, ms(*d.AttemptedAt)/hourMS, d.Status, delta)
 	return err
 }
 

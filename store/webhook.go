@@ -5,64 +5,35 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.WebhookStore = (*DB)(nil)
 
-const subCols = `id, team_id, url, events, description, enabled, secret, created_at, updated_at`
-
-func scanSub(row scanner) (*app.Subscription, error) {
-	var s app.Subscription
-	var events string
-	var enabled int
-	var created, updated int64
-	err := row.Scan(&s.ID, &s.TeamID, &s.URL, &events, &s.Description, &enabled, &s.Secret, &created, &updated)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeSubscriptionNotFound, "webhook subscription")
-	} else if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal([]byte(events), &s.Events); err != nil {
-		return nil, err
-	}
-	s.Enabled = enabled == 1
-	s.CreatedAt, s.UpdatedAt = fromMS(created), fromMS(updated)
-	return &s, nil
-}
-
 // CreateSubscription inserts a subscription.
 func (db *DB) CreateSubscription(ctx context.Context, s *app.Subscription) error {
-	_, err := db.write.ExecContext(ctx, `INSERT INTO webhook_subscriptions (`+subCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := db.write.ExecContext(ctx, `INSERT INTO webhook_subscriptions (`+scan.SubscriptionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.ID, s.TeamID, s.URL, mustJSON(s.Events), s.Description, boolInt(s.Enabled), s.Secret, ms(s.CreatedAt), ms(s.UpdatedAt))
 	return err
 }
 
 // FindSubscription returns one of a team's subscriptions (with its secret).
 func (db *DB) FindSubscription(ctx context.Context, teamID, id string) (*app.Subscription, error) {
-	return scanSub(db.read.QueryRowContext(ctx, `SELECT `+subCols+` FROM webhook_subscriptions WHERE team_id = ? AND id = ?`, teamID, id))
+	return scan.Subscription(db.read.QueryRowContext(ctx, `SELECT `+scan.SubscriptionCols+` FROM webhook_subscriptions WHERE team_id = ? AND id = ?`, teamID, id))
 }
 
 // FindSubscriptions lists a team's subscriptions, oldest first.
 func (db *DB) FindSubscriptions(ctx context.Context, teamID string) ([]*app.Subscription, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+subCols+` FROM webhook_subscriptions WHERE team_id = ? ORDER BY created_at, rowid`, teamID)
+	rows, err := db.read.QueryContext(ctx, `SELECT `+scan.SubscriptionCols+` FROM webhook_subscriptions WHERE team_id = ? ORDER BY created_at, rowid`, teamID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []*app.Subscription{}
-	for rows.Next() {
-		s, err := scanSub(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return scan.All(rows, scan.Subscription)
 }
 
 // UpdateSubscription applies the given fields.
@@ -80,8 +51,8 @@ func (db *DB) UpdateSubscription(ctx context.Context, teamID, id string, upd app
 	if upd.Enabled != nil {
 		sets, args = append(sets, "enabled = ?"), append(args, boolInt(*upd.Enabled))
 	}
-	return scanSub(db.write.QueryRowContext(ctx, `UPDATE webhook_subscriptions SET `+strings.Join(sets, ", ")+
-		` WHERE team_id = ? AND id = ? RETURNING `+subCols, append(args, teamID, id)...))
+	return scan.Subscription(db.write.QueryRowContext(ctx, `UPDATE webhook_subscriptions SET `+strings.Join(sets, ", ")+
+		` WHERE team_id = ? AND id = ? RETURNING `+scan.SubscriptionCols, append(args, teamID, id)...))
 }
 
 // DeleteSubscription removes a subscription and its deliveries.
@@ -199,27 +170,22 @@ func (db *DB) DispatchEvent(ctx context.Context, e *app.Event, maxAttempts int, 
 		} else if err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT `+subCols+` FROM webhook_subscriptions WHERE team_id = ? AND enabled = 1`, e.TeamID)
+		rows, err := tx.QueryContext(ctx, `SELECT `+scan.SubscriptionCols+` FROM webhook_subscriptions WHERE team_id = ? AND enabled = 1`, e.TeamID)
 		if err != nil {
 			return err
 		}
-		var subs []*app.Subscription
-		for rows.Next() {
-			s, err := scanSub(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			if slices.Contains(s.Events, e.Type) {
-				subs = append(subs, s)
-			}
-		}
+		subs, err := scan.All(rows, scan.Subscription)
 		rows.Close()
+		if err != nil {
+			return err
+		}
 		for _, s := range subs {
-			d := &app.Delivery{ID: app.NewID("dlv"), EventID: e.ID, Event: e.Type, Status: app.DeliveryPending, MaxAttempts: maxAttempts,
-				CreatedAt: now, SubscriptionID: s.ID, TeamID: e.TeamID, Payload: e.Payload, RequestID: e.RequestID}
-			res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO webhook_deliveries (id, subscription_id, team_id, event_id, event, payload, status, max_attempts, created_at, request_id)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.ID, d.SubscriptionID, d.TeamID, d.EventID, d.Event, string(d.Payload), d.Status, d.MaxAttempts, ms(now), d.RequestID)
+			if !s.Wants(e.Type) {
+				continue
+			}
+			d := e.DeliveryTo(s, maxAttempts, now)
+			res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO webhook_deliveries (`+scan.DeliveryInsertCols+`)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, scan.DeliveryInsertArgs(d)...)
 			if err != nil {
 				return err
 			}
@@ -235,93 +201,41 @@ func (db *DB) DispatchEvent(ctx context.Context, e *app.Event, maxAttempts int, 
 
 // UndispatchedEvents lists events not yet turned into deliveries.
 func (db *DB) UndispatchedEvents(ctx context.Context, limit int) ([]*app.Event, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT id, team_id, type, payload, created_at, request_id FROM events WHERE dispatched = 0 ORDER BY created_at LIMIT ?`, limit)
+	rows, err := db.read.QueryContext(ctx, `SELECT `+scan.EventCols+` FROM events WHERE dispatched = 0 ORDER BY created_at LIMIT ?`, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*app.Event
-	for rows.Next() {
-		var e app.Event
-		var payload string
-		var created int64
-		if err := rows.Scan(&e.ID, &e.TeamID, &e.Type, &payload, &created, &e.RequestID); err != nil {
-			return nil, err
-		}
-		e.Payload, e.CreatedAt = []byte(payload), fromMS(created)
-		out = append(out, &e)
-	}
-	return out, rows.Err()
-}
-
-const deliveryCols = `id, subscription_id, team_id, event_id, event, payload, status, attempts, max_attempts, status_code, response_time_ms,
-	error, attempted_at, next_retry_at, created_at, request_id`
-
-func scanDelivery(row scanner) (*app.Delivery, error) {
-	var d app.Delivery
-	var payload string
-	var code, rt, attempted, next sql.NullInt64
-	var created int64
-	err := row.Scan(&d.ID, &d.SubscriptionID, &d.TeamID, &d.EventID, &d.Event, &payload, &d.Status, &d.Attempts, &d.MaxAttempts,
-		&code, &rt, &d.Error, &attempted, &next, &created, &d.RequestID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeDeliveryNotFound, "delivery")
-	} else if err != nil {
-		return nil, err
-	}
-	d.Payload = []byte(payload)
-	if code.Valid {
-		c := int(code.Int64)
-		d.StatusCode = &c
-	}
-	if rt.Valid {
-		d.ResponseTime = &rt.Int64
-	}
-	d.AttemptedAt, d.NextRetryAt, d.CreatedAt = fromNullMS(attempted), fromNullMS(next), fromMS(created)
-	return &d, nil
+	return scan.All(rows, scan.Event)
 }
 
 // CreateDelivery inserts a delivery made outside dispatch.
 func (db *DB) CreateDelivery(ctx context.Context, d *app.Delivery) error {
-	_, err := db.write.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, subscription_id, team_id, event_id, event, payload, status, max_attempts, created_at, request_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.ID, d.SubscriptionID, d.TeamID, d.EventID, d.Event, string(d.Payload), d.Status, d.MaxAttempts, ms(d.CreatedAt), d.RequestID)
+	_, err := db.write.ExecContext(ctx, `INSERT INTO webhook_deliveries (`+scan.DeliveryInsertCols+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, scan.DeliveryInsertArgs(d)...)
 	return err
 }
 
 // FindDelivery returns a delivery by id (for the deliverer).
 func (db *DB) FindDelivery(ctx context.Context, id string) (*app.Delivery, error) {
-	return scanDelivery(db.read.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE id = ?`, id))
+	return scan.Delivery(db.read.QueryRowContext(ctx, `SELECT `+scan.DeliveryCols+` FROM webhook_deliveries WHERE id = ?`, id))
 }
 
 // FindDeliveries lists a subscription's newest deliveries.
 func (db *DB) FindDeliveries(ctx context.Context, teamID, subscriptionID string, limit int) ([]*app.Delivery, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE team_id = ? AND subscription_id = ?
+	rows, err := db.read.QueryContext(ctx, `SELECT `+scan.DeliveryCols+` FROM webhook_deliveries WHERE team_id = ? AND subscription_id = ?
 		ORDER BY created_at DESC, rowid DESC LIMIT ?`, teamID, subscriptionID, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []*app.Delivery{}
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return scan.All(rows, scan.Delivery)
 }
 
 // RecordAttempt stores an attempt's outcome unless that attempt number is
 // already recorded.
 func (db *DB) RecordAttempt(ctx context.Context, id string, a app.Attempt) (*app.Delivery, error) {
-	status := app.DeliveryFailed
-	switch {
-	case a.Success:
-		status = app.DeliverySuccess
-	case a.NextRetryAt != nil:
-		status = app.DeliveryPending
-	}
+	status := a.Status()
 	var code any
 	if a.StatusCode != nil {
 		code = *a.StatusCode
@@ -336,19 +250,19 @@ func (db *DB) RecordAttempt(ctx context.Context, id string, a app.Attempt) (*app
 		} else if err != nil {
 			return err
 		}
-		d, err = scanDelivery(tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET attempts = ?, status = ?, status_code = ?,
-			response_time_ms = ?, error = ?, attempted_at = ?, next_retry_at = ? WHERE id = ? AND attempts = ? - 1 RETURNING `+deliveryCols,
+		d, err = scan.Delivery(tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET attempts = ?, status = ?, status_code = ?,
+			response_time_ms = ?, error = ?, attempted_at = ?, next_retry_at = ? WHERE id = ? AND attempts = ? - 1 RETURNING `+scan.DeliveryCols,
 			a.Number, status, code, a.ResponseTime, a.Error, ms(a.At), msPtr(a.NextRetryAt), id, a.Number))
 		if app.ErrorCode(err) == app.ECodeDeliveryNotFound {
-			d, err = scanDelivery(tx.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE id = ?`, id))
+			d, err = scan.Delivery(tx.QueryRowContext(ctx, `SELECT `+scan.DeliveryCols+` FROM webhook_deliveries WHERE id = ?`, id))
 			return err
 		} else if err != nil {
 			return err
 		}
-		if err := countDelivery(ctx, tx, d.TeamID, was, fromNullMS(wasAt), -1); err != nil {
+		if err := countDelivery(ctx, tx, &app.Delivery{TeamID: d.TeamID, Status: was, AttemptedAt: fromNullMS(wasAt)}, -1); err != nil {
 			return err
 		}
-		return countDelivery(ctx, tx, d.TeamID, d.Status, d.AttemptedAt, 1)
+		return countDelivery(ctx, tx, d, 1)
 	})
 	return d, err
 }
@@ -357,20 +271,20 @@ func (db *DB) RecordAttempt(ctx context.Context, id string, a app.Attempt) (*app
 func (db *DB) RetryDelivery(ctx context.Context, teamID, subscriptionID, id string, now time.Time) (*app.Delivery, error) {
 	var d *app.Delivery
 	err := db.tx(ctx, func(tx *Tx) error {
-		cur, err := scanDelivery(tx.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE team_id = ? AND subscription_id = ? AND id = ?`,
+		cur, err := scan.Delivery(tx.QueryRowContext(ctx, `SELECT `+scan.DeliveryCols+` FROM webhook_deliveries WHERE team_id = ? AND subscription_id = ? AND id = ?`,
 			teamID, subscriptionID, id))
 		if err != nil {
 			return err
 		}
 		if cur.Status != app.DeliveryFailed {
-			return (&app.Error{Code: app.ECodeNotRetryableDelivery, Message: "only failed deliveries can be retried; this one is " + cur.Status}).WithInfo("status", cur.Status)
+			return app.ErrNotRetryable(cur.Status)
 		}
-		d, err = scanDelivery(tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', max_attempts = attempts + 1, next_retry_at = ?
-			WHERE id = ? RETURNING `+deliveryCols, ms(now), id))
+		d, err = scan.Delivery(tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', max_attempts = attempts + 1, next_retry_at = ?
+			WHERE id = ? RETURNING `+scan.DeliveryCols, ms(now), id))
 		if err != nil {
 			return err
 		}
-		return countDelivery(ctx, tx, cur.TeamID, cur.Status, cur.AttemptedAt, -1)
+		return countDelivery(ctx, tx, cur, -1)
 	})
 	return d, err
 }
@@ -401,19 +315,10 @@ func (db *DB) CancelPendingDeliveries(ctx context.Context, teamID, subscriptionI
 // PendingDeliveries lists deliveries waiting for an attempt, without their
 // payloads (the sweep needs only their schedule).
 func (db *DB) PendingDeliveries(ctx context.Context) ([]*app.Delivery, error) {
-	cols := strings.Replace(deliveryCols, "payload", "'' AS payload", 1)
-	rows, err := db.read.QueryContext(ctx, `SELECT `+cols+` FROM webhook_deliveries WHERE status = 'pending'`)
+	rows, err := db.read.QueryContext(ctx, `SELECT `+scan.DeliveryNoPayloadCols+` FROM webhook_deliveries WHERE status = 'pending'`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*app.Delivery
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return scan.All(rows, scan.Delivery)
 }

@@ -8,7 +8,7 @@ import (
 // TestParts: what this session built is listed done, the rest missing,
 // and nothing is listed twice.
 func TestParts(t *testing.T) {
-	done := []string{"UserStore", "TokenStore", "SessionStore", "TeamStore", "InvitationStore", "KeyStore", "Queue", "AccountStore", "TwoFactorStore", "ActivityStore", "MetaGenerations", "TemplateStore", "AssetStore", "WebhookSchedule"}
+	done := []string{"UserStore", "TokenStore", "SessionStore", "TeamStore", "InvitationStore", "KeyStore", "Queue", "AccountStore", "TwoFactorStore", "ActivityStore", "MetaGenerations", "TemplateStore", "AssetStore", "WebhookSchedule", "WebhookStore", "SigningCertificateStore"}
 	seen := map[string]bool{}
 	for _, p := range Parts() {
 		if seen[p.Name] {
