@@ -36,6 +36,8 @@ type install struct {
 	dir   string
 	files map[string][]byte
 	queue []*app.QueueEntry
+	// sealed is the blob of the signing certificate cert_1.
+	sealed []byte
 }
 
 const partSize = 5 << 20 // the smallest S3 allows; the URL's partSizeMB=5
@@ -54,6 +56,19 @@ func newInstall(t *testing.T) *install {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// A blob column: a signing certificate's sealed key (BLOB to BYTEA).
+	lite, err := sql.Open("sqlite", "file:"+filepath.Join(in.dir, "folio.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.sealed = make([]byte, 300)
+	rand.Read(in.sealed)
+	if _, err := lite.Exec(`INSERT INTO signing_certificates (id, team_id, name, subject, common_name, issuer, serial, not_before, not_after,
+		fingerprint, key_type, chain_size, sealed, created_by, created_at)
+		SELECT 'cert_1', id, 'Main', 'CN=A', 'A', 'CN=CA', '01', 1, 2, 'ff', 'ecdsa', 1, ?, owner_id, 3 FROM teams ORDER BY id LIMIT 1`, in.sealed); err != nil {
+		t.Fatal(err)
+	}
+	lite.Close()
 	b, err := store.OpenBolt(filepath.Join(in.dir, "queue.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -210,6 +225,10 @@ func checkCopy(t *testing.T, in *install, tg target, r *Report) {
 	pg.QueryRow(ctx, `SELECT permissions FROM api_keys ORDER BY id LIMIT 1`).Scan(&pperm)
 	if lperm == "" || lperm != pperm {
 		t.Errorf("api key permissions: SQLite %q, PostgreSQL %q", lperm, pperm)
+	}
+	var sealed []byte
+	if err := pg.QueryRow(ctx, `SELECT sealed FROM signing_certificates WHERE id = 'cert_1'`).Scan(&sealed); err != nil || !bytes.Equal(sealed, in.sealed) {
+		t.Errorf("signing certificate's sealed key: %d bytes (%v), want the %d stored", len(sealed), err, len(in.sealed))
 	}
 	// The identity sequence continues after the copied rows.
 	var next, maxSeq int64
