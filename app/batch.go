@@ -38,6 +38,20 @@ type Batch struct {
 	States string
 }
 
+// EndStatus tells, once a job's end was counted in b, whether that was
+// the batch's last job (ends) and the status it ends with: completed when
+// any document completed, failed otherwise. A batch that already ended
+// never ends again.
+func (b *Batch) EndStatus() (status string, ends bool) {
+	if b.Status != StatusProcessing || b.Completed+b.Failed < b.Total {
+		return "", false
+	}
+	if b.Completed == 0 {
+		return StatusFailed, true
+	}
+	return StatusCompleted, true
+}
+
 // BatchState is a document's state in Batch.States.
 type BatchState = byte
 

@@ -58,3 +58,23 @@ func (s *DocumentService) charge(ctx context.Context, teamID string) (*Charge, P
 	}
 	return &Charge{TeamID: teamID, Month: Month(s.Now()), Quota: quota}, plan, nil
 }
+
+// Split divides n documents of charge c between the month's quota and
+// credits, the quota first, given what the month used so far and the
+// team's credits: ErrQuota when both together do not cover n. Both stores
+// charge by it, under their lock on the team.
+func (c *Charge) Split(used, credits, n int64) (fromQuota, fromCredits int64, err error) {
+	left := max(0, c.Quota-used)
+	if n > left+credits {
+		return 0, 0, ErrQuota(c.Quota, used, credits, n)
+	}
+	fromQuota = min(n, left)
+	return fromQuota, n - fromQuota, nil
+}
+
+// Covers reports whether c still covers n documents (ErrQuota when not),
+// given the month's usage and the team's credits: CheckQuota's rule.
+func (c *Charge) Covers(used, credits, n int64) error {
+	_, _, err := c.Split(used, credits, n)
+	return err
+}

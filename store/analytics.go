@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.AnalyticsStore = (*DB)(nil)
@@ -16,12 +17,12 @@ var _ app.AnalyticsStore = (*DB)(nil)
 // team (a few rows an hour) unless a template is asked for or their
 // backfill is not done (rollup.go), those by template otherwise.
 func (db *DB) JobAnalytics(ctx context.Context, f app.AnalyticsFilter) ([]app.AnalyticsRow, error) {
-	src := templateStats
+	src := scan.TemplateStats
 	if f.TemplateID == "" && db.readyJobs.Load() {
-		src = teamStats
+		src = scan.TeamStats
 	}
 	u, args := statsUnion(src, f.TeamID, f.TemplateID, f.From, f.To)
-	rows, err := db.read.QueryContext(ctx, `SELECT date(day * 86400, 'unixepoch'), status, format, SUM(count), SUM(duration_sum), SUM(duration_count)
+	rows, err := db.read.QueryContext(ctx, `SELECT day, status, format, SUM(count), SUM(duration_sum), SUM(duration_count)
 		FROM (`+u+`) GROUP BY day, status, format`, args...)
 	if err != nil {
 		return nil, err
@@ -29,8 +30,8 @@ func (db *DB) JobAnalytics(ctx context.Context, f app.AnalyticsFilter) ([]app.An
 	defer rows.Close()
 	var out []app.AnalyticsRow
 	for rows.Next() {
-		var r app.AnalyticsRow
-		if err := rows.Scan(&r.Date, &r.Status, &r.Format, &r.Count, &r.DurationSumMS, &r.DurationCount); err != nil {
+		r, err := scan.AnalyticsRow(rows)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, r)
@@ -38,55 +39,18 @@ func (db *DB) JobAnalytics(ctx context.Context, f app.AnalyticsFilter) ([]app.An
 	return out, rows.Err()
 }
 
-// statsTables are an hourly and a daily counter table and the columns
-// statsUnion selects from them besides the day.
-type statsTables struct{ hours, days, cols string }
-
-var (
-	// templateStats count by template (job_stats, job_stats_daily).
-	templateStats = statsTables{"job_stats", "job_stats_daily", "template_id, status, format, count, duration_sum, duration_count"}
-	// teamStats count a whole team (0019: job_team_hours, job_team_days).
-	teamStats = statsTables{"job_team_hours", "job_team_days", "status, format, count, duration_sum, duration_count"}
-	// templateTotals count by template alone (0022: job_template_hours,
-	// job_template_days).
-	templateTotals = statsTables{"job_template_hours", "job_template_days", "template_id, count, failed, duration_sum, duration_count"}
-)
-
-// statsUnion selects the counters of a team's jobs created in [from, to)
-// as rows (day, src.cols...): whole UTC days from the daily table, the
-// hours before the first and after the last whole day from the hourly
-// one. Reading hours alone, a year was 8,760 rows per template, status
-// and format. templateID ("": all) needs templateStats.
-func statsUnion(src statsTables, teamID, templateID string, from, to time.Time) (string, []any) {
-	s0, s1 := slotOf(from), slotCeil(to)
-	d0, d1 := (s0+23)/24, s1/24 // the whole days
-	if d0 >= d1 {
-		d0, d1 = s1/24, s1/24 // none: hours only
-	}
-	tpl := ""
-	if templateID != "" {
-		tpl = ` AND template_id = ?`
-	}
-	hours := `SELECT slot / 24 AS day, ` + src.cols + ` FROM ` + src.hours + `
-		WHERE team_id = ? AND slot >= ? AND slot < ?` + tpl
-	q := hours + ` UNION ALL ` + hours + ` UNION ALL SELECT day, ` + src.cols + `
-		FROM ` + src.days + ` WHERE team_id = ? AND day >= ? AND day < ?` + tpl
+// statsUnion is scan.StatsUnion with SQLite's placeholders.
+func statsUnion(src scan.StatsTables, teamID, templateID string, from, to time.Time) (string, []any) {
 	var args []any
-	for _, r := range [][2]int64{{s0, min(d0*24, s1)}, {max(d1*24, s0), s1}} {
-		args = append(args, teamID, r[0], r[1])
-		if templateID != "" {
-			args = append(args, templateID)
-		}
-	}
-	args = append(args, teamID, d0, d1)
-	if templateID != "" {
-		args = append(args, templateID)
-	}
+	q := scan.StatsUnion(src, teamID, templateID, from, to, func(v any) string {
+		args = append(args, v)
+		return "?"
+	})
 	return q, args
 }
 
-func slotOf(t time.Time) int64   { return t.UnixMilli() / 3600000 }
-func slotCeil(t time.Time) int64 { return (t.UnixMilli() + 3599999) / 3600000 }
+func slotOf(t time.Time) int64   { return scan.Slot(t) }
+func slotCeil(t time.Time) int64 { return scan.SlotCeil(t) }
 
 // countJob adds an ended job to the hourly and daily counters, by
 // template and of the whole team, and to the hour totals (inside
@@ -94,13 +58,8 @@ func slotCeil(t time.Time) int64 { return (t.UnixMilli() + 3599999) / 3600000 }
 // trigger runs the seven upserts (migration 0026; the two by template
 // alone are 0022's, for dashboard insights).
 func countJob(ctx context.Context, tx *Tx, j *app.Job) error {
-	var dur int64
-	var n int
-	if j.DurationMS != nil {
-		dur, n = *j.DurationMS, 1
-	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO job_count (team_id, slot, template_id, status, format, duration_sum, duration_count)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, j.TeamID, slotOf(j.CreatedAt), j.TemplateID, j.Status, j.Format, dur, n)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, scan.CountArgs(j)...)
 	return err
 }
 
@@ -122,9 +81,9 @@ func (db *DB) TemplateStats(ctx context.Context, teamID string, from, to time.Ti
 	var u string
 	var args []any
 	if db.readyTemplates.Load() {
-		u, args = statsUnion(templateTotals, teamID, "", from, to)
+		u, args = statsUnion(scan.TemplateTotals, teamID, "", from, to)
 	} else {
-		u, args = statsUnion(templateStats, teamID, "", from, to)
+		u, args = statsUnion(scan.TemplateStats, teamID, "", from, to)
 		u = `SELECT day, template_id, count, CASE WHEN status = 'failed' THEN count ELSE 0 END AS failed, duration_sum, duration_count FROM (` + u + `)`
 	}
 	rows, err := db.read.QueryContext(ctx, `SELECT g.template_id, COALESCE(t.name, ''), g.count, g.failed, g.avg FROM (
@@ -138,8 +97,8 @@ func (db *DB) TemplateStats(ctx context.Context, teamID string, from, to time.Ti
 	defer rows.Close()
 	out := []app.TemplateStat{}
 	for rows.Next() {
-		var s app.TemplateStat
-		if err := rows.Scan(&s.TemplateID, &s.Name, &s.Count, &s.Failed, &s.AvgGenerationTimeMs); err != nil {
+		s, err := scan.TemplateStat(rows)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, s)
@@ -157,8 +116,8 @@ func (db *DB) HourCounts(ctx context.Context, teamID string, from, to time.Time)
 	defer rows.Close()
 	out := []app.HourCount{}
 	for rows.Next() {
-		var h app.HourCount
-		if err := rows.Scan(&h.Hour, &h.Count); err != nil {
+		h, err := scan.HourCount(rows)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, h)

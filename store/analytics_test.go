@@ -79,33 +79,6 @@ func TestAnalyticsAggregates(t *testing.T) {
 	}
 }
 
-func TestFinishedJobsAreCountedAndOutliveTheirRecords(t *testing.T) {
-	ctx := context.Background()
-	db := mustDB(t)
-	u := mustUser(t, db, "c@example.com")
-	for i, status := range []string{app.StatusCompleted, app.StatusCompleted, app.StatusFailed} {
-		j := &app.Job{ID: fmt.Sprintf("job_%d", i), TeamID: u.PersonalTeamID, TemplateID: "tpl_a", Status: app.StatusPending, Format: "pdf", Priority: 1, CreatedAt: time.Now()}
-		if err := db.CreateJobs(ctx, nil, j); err != nil {
-			t.Fatal(err)
-		}
-		db.StartJob(ctx, j.ID, time.Now())
-		if _, err := db.FinishJob(ctx, j.ID, app.JobResult{Status: status, CompletedAt: time.Now(), DurationMS: 10}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := db.PurgeJobs(ctx, time.Now().Add(time.Hour), time.Now().Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	rows, _ := db.JobAnalytics(ctx, app.AnalyticsFilter{TeamID: u.PersonalTeamID, From: time.Now().Add(-time.Hour), To: time.Now().Add(time.Hour)})
-	got := map[string]int{}
-	for _, r := range rows {
-		got[r.Status] += r.Count
-	}
-	if got["completed"] != 2 || got["failed"] != 1 {
-		t.Fatalf("after purging the records, analytics = %v", got)
-	}
-}
-
 // BenchmarkAnalyticsMillionJobs measures the 30-day analytics query of a team
 // with a million job records (seeding takes a while):
 //

@@ -454,7 +454,7 @@ func (g *grower) request(ctx context.Context, t *growTeam, at time.Time, size in
 	if failed == size {
 		status = app.StatusFailed
 	}
-	if err := g.exec(ctx, "batches", `INSERT INTO batches (`+batchCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	if err := g.exec(ctx, "batches", `INSERT INTO batches (`+scan.BatchCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		batchID, t.id, tpl, format, status, size, size-failed, failed, ms(at), ms(done)); err != nil {
 		return err
 	}
@@ -502,7 +502,7 @@ func (g *grower) job(ctx context.Context, t *growTeam, at time.Time, tpl, format
 	if g.rng.Float64() < 0.3 {
 		meta = fmt.Sprintf(`{"orderId":"ORD-%d"}`, g.rng.IntN(1_000_000))
 	}
-	if err := g.exec(ctx, "jobs", `INSERT INTO jobs (`+jobCols+`, charged, charge_month) VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, NULL, ?, 0, '', '', ?, ?)`,
+	if err := g.exec(ctx, "jobs", `INSERT INTO jobs (`+scan.JobCols+`, charged, charge_month) VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, NULL, ?, 0, '', '', ?, ?)`,
 		id, t.id, tpl, batchID, status, format, meta, vars, priority, errMsg, errCode, errInfo, filePath, size, key, user,
 		ms(at), ms(started), ms(completed), expires, dur, reqID, charged, month); err != nil {
 		return time.Time{}, false, err

@@ -3,66 +3,15 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.JobStore = (*DB)(nil)
-
-const jobCols = `id, team_id, template_id, batch_id, status, format, filename, metadata, variables, priority, error, error_code,
-	error_info, file_path, file_size, api_key_id, created_by, attempts, created_at, started_at, completed_at, expires_at, duration_ms,
-	template_version, request_id, crashes, locale, pdf_options`
-
-func scanJob(row scanner) (*app.Job, error) {
-	var j app.Job
-	var meta, vars, info sql.NullString
-	var pdfOpts string
-	var created int64
-	var started, completed, expires, duration, version sql.NullInt64
-	err := row.Scan(&j.ID, &j.TeamID, &j.TemplateID, &j.BatchID, &j.Status, &j.Format, &j.Filename, &meta, &vars, &j.Priority,
-		&j.Error, &j.ErrorCode, &info, &j.FilePath, &j.FileSize, &j.APIKeyID, &j.CreatedBy, &j.Attempts, &created,
-		&started, &completed, &expires, &duration, &version, &j.RequestID, &j.Crashes, &j.Locale, &pdfOpts)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeJobNotFound, "job")
-	} else if err != nil {
-		return nil, err
-	}
-	if meta.Valid {
-		j.Metadata = json.RawMessage(meta.String)
-	}
-	if vars.Valid {
-		j.Variables = json.RawMessage(vars.String)
-	}
-	if pdfOpts != "" {
-		j.PDFOptions = json.RawMessage(pdfOpts)
-	}
-	if info.Valid {
-		_ = json.Unmarshal([]byte(info.String), &j.ErrorInfo)
-	}
-	if duration.Valid {
-		j.DurationMS = &duration.Int64
-	}
-	if version.Valid {
-		v := int(version.Int64)
-		j.TemplateVersion = &v
-	}
-	j.CreatedAt = fromMS(created)
-	j.StartedAt, j.CompletedAt, j.ExpiresAt = fromNullMS(started), fromNullMS(completed), fromNullMS(expires)
-	return &j, nil
-}
-
-func nullJSON(raw json.RawMessage) any {
-	if len(raw) == 0 {
-		return nil
-	}
-	return string(raw)
-}
 
 // CreateJobs inserts job records and pays for them (charge may be nil) in
 // one transaction.
@@ -77,39 +26,23 @@ func (db *DB) CreateJobs(ctx context.Context, charge *app.Charge, jobs ...*app.J
 
 func insertJobs(ctx context.Context, tx *Tx, jobs []*app.Job) error {
 	for _, j := range jobs {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			jobArgs(j)...); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+scan.JobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			scan.JobArgs(j)...); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// jobArgs are a job's values in jobCols order.
-func jobArgs(j *app.Job) []any {
-	var info any
-	if j.ErrorInfo != nil {
-		info = mustJSON(j.ErrorInfo)
-	}
-	return []any{j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
-		nullJSON(j.Metadata), nullJSON(j.Variables), j.Priority, j.Error, j.ErrorCode, info, j.FilePath, j.FileSize,
-		j.APIKeyID, j.CreatedBy, j.Attempts, ms(j.CreatedAt), msPtr(j.StartedAt), msPtr(j.CompletedAt), msPtr(j.ExpiresAt), j.DurationMS,
-		j.TemplateVersion, j.RequestID, j.Crashes, j.Locale, string(j.PDFOptions)}
-}
-
 // FindJobByID returns one of a team's jobs.
 func (db *DB) FindJobByID(ctx context.Context, teamID, id string) (*app.Job, error) {
-	return scanJob(db.read.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE team_id = ? AND id = ?`, teamID, id))
+	return scan.Job(db.read.QueryRowContext(ctx, `SELECT `+scan.JobCols+` FROM jobs WHERE team_id = ? AND id = ?`, teamID, id))
 }
 
 // FindJobForWorker returns a job by id alone (workers, signed downloads).
 func (db *DB) FindJobForWorker(ctx context.Context, id string) (*app.Job, error) {
-	return scanJob(db.read.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, id))
+	return scan.Job(db.read.QueryRowContext(ctx, `SELECT `+scan.JobCols+` FROM jobs WHERE id = ?`, id))
 }
-
-// jobListCols are jobCols without the variables and error details, which
-// no list or export shows and which can be large.
-var jobListCols = strings.NewReplacer("variables", "NULL", "error_info", "NULL").Replace(jobCols)
 
 // FindJobs lists a team's jobs, newest first: a page at an offset, or after
 // a cursor. Each filter has an index that yields the rows in order
@@ -131,7 +64,7 @@ func (db *DB) FindJobs(ctx context.Context, f app.JobFilter) ([]*app.Job, app.Li
 	}
 	offset := f.Page.Offset()
 	if f.Cursor != "" {
-		at, rowid, err := parseCursor(f.Cursor)
+		at, rowid, err := scan.ParseJobCursor(f.Cursor)
 		if err != nil {
 			return nil, info, err
 		}
@@ -139,7 +72,7 @@ func (db *DB) FindJobs(ctx context.Context, f app.JobFilter) ([]*app.Job, app.Li
 		args = append(args, at, at, rowid)
 		offset, info.FromCursor = 0, true
 	}
-	q := `SELECT ` + jobListCols + `, rowid FROM jobs WHERE ` + strings.Join(where, " AND ") + ` ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`
+	q := `SELECT ` + scan.JobListCols + `, rowid FROM jobs WHERE ` + strings.Join(where, " AND ") + ` ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`
 	if offset > 0 && f.Status == "" && f.TemplateID == "" && f.Cursor == "" && db.readyList.Load() {
 		// A deep page of all the team's jobs starts in the hour its first
 		// row is in, found from the counts of rows by hour (job_list_hours,
@@ -151,7 +84,7 @@ func (db *DB) FindJobs(ctx context.Context, f app.JobFilter) ([]*app.Job, app.Li
 		q = `WITH b AS MATERIALIZED (SELECT slot, upto - n AS skipped FROM (SELECT slot, n,
 				SUM(n) OVER (ORDER BY slot DESC ROWS UNBOUNDED PRECEDING) AS upto FROM job_list_hours WHERE team_id = ?1)
 				WHERE upto > ?3 AND upto - n <= ?3 LIMIT 1)
-			SELECT ` + jobListCols + `, rowid FROM jobs WHERE rowid IN (SELECT rowid FROM jobs WHERE team_id = ?1
+			SELECT ` + scan.JobListCols + `, rowid FROM jobs WHERE rowid IN (SELECT rowid FROM jobs WHERE team_id = ?1
 				AND created_at < (SELECT (slot + 1) * 3600000 FROM b)
 				ORDER BY created_at DESC, rowid DESC LIMIT ?2 OFFSET COALESCE((SELECT ?3 - skipped FROM b), 0))
 			ORDER BY created_at DESC, rowid DESC`
@@ -159,7 +92,7 @@ func (db *DB) FindJobs(ctx context.Context, f app.JobFilter) ([]*app.Job, app.Li
 		// A deep page (page 1,000 of 100 skips 99,900 rows) skips entries
 		// of the filter's index alone, which holds the rowid: the rows
 		// themselves are read for the page only (docs/performance.md, Growth).
-		q = `SELECT ` + jobListCols + `, rowid FROM jobs WHERE rowid IN (SELECT rowid FROM jobs WHERE ` + strings.Join(where, " AND ") +
+		q = `SELECT ` + scan.JobListCols + `, rowid FROM jobs WHERE rowid IN (SELECT rowid FROM jobs WHERE ` + strings.Join(where, " AND ") +
 			` ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?) ORDER BY created_at DESC, rowid DESC`
 	}
 	rows, err := db.read.QueryContext(ctx, q, append(args, f.Page.Limit+1, offset)...)
@@ -167,27 +100,9 @@ func (db *DB) FindJobs(ctx context.Context, f app.JobFilter) ([]*app.Job, app.Li
 		return nil, info, err
 	}
 	defer rows.Close()
-	list := []*app.Job{}
-	var last int64
-	for rows.Next() {
-		if len(list) == f.Page.Limit {
-			info.More = true
-			break
-		}
-		j, err := scanJob(withRowid{rows, &last})
-		if err != nil {
-			return nil, info, err
-		}
-		list = append(list, j)
-	}
-	if err := rows.Err(); err != nil {
+	list, err := scan.JobPage(rows, f.Page.Limit, offset, &info)
+	if err != nil {
 		return nil, info, err
-	}
-	if info.More {
-		info.Next = makeCursor(ms(list[len(list)-1].CreatedAt), last)
-	}
-	if info.Estimate && !info.FromCursor {
-		info.Total = max(info.Total, offset+len(list)+boolInt(info.More))
 	}
 	return list, info, nil
 }
@@ -202,31 +117,6 @@ func (db *DB) countUpTo(ctx context.Context, query string, args []any) (n int, e
 	return n, false, err
 }
 
-// withRowid scans a row whose last column is its rowid.
-type withRowid struct {
-	scanner
-	rowid *int64
-}
-
-func (w withRowid) Scan(dest ...any) error { return w.scanner.Scan(append(dest, w.rowid)...) }
-
-// A cursor is the position of a list's last row in its order: its creation
-// time and rowid (the order of equal times), opaque to clients.
-func makeCursor(at, rowid int64) string {
-	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%d.%d", at, rowid))
-}
-
-func parseCursor(c string) (at, rowid int64, err error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err == nil {
-		_, err = fmt.Sscanf(string(b), "%d.%d", &at, &rowid)
-	}
-	if err != nil {
-		return 0, 0, app.ErrInvalid("cursor", "cursor must be a meta.nextCursor of this list")
-	}
-	return at, rowid, nil
-}
-
 // StartJob marks a job processing unless it already ended.
 func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (*app.Job, bool, error) {
 	var j *app.Job
@@ -234,8 +124,8 @@ func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (*app.Job,
 		var err error
 		// A job found processing was started before and never ended: the
 		// process died during that run (shutdown returns jobs to pending).
-		j, err = scanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET status = 'processing', started_at = ?, attempts = attempts + 1,
-			crashes = crashes + (status = 'processing') WHERE id = ? AND status IN ('pending', 'processing') RETURNING `+jobCols, ms(now), id))
+		j, err = scan.Job(tx.QueryRowContext(ctx, `UPDATE jobs SET status = 'processing', started_at = ?, attempts = attempts + 1,
+			crashes = crashes + (status = 'processing') WHERE id = ? AND status IN ('pending', 'processing') RETURNING `+scan.JobCols, ms(now), id))
 		return err
 	})
 	if app.ErrorCode(err) == app.ECodeJobNotFound {
@@ -257,15 +147,12 @@ func (db *DB) ReleaseJob(ctx context.Context, id string) error {
 // stores the events it causes, in one transaction: the batch ends exactly
 // once, with its last job, and no event is lost or doubled.
 func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events app.EventBuilder) (app.FinishOutcome, error) {
-	var info any
-	if r.ErrorInfo != nil {
-		info = mustJSON(r.ErrorInfo)
-	}
+	info := scan.ErrorInfo(r.ErrorInfo)
 	var out app.FinishOutcome
 	err := db.tx(ctx, func(tx *Tx) error {
 		out = app.FinishOutcome{}
-		j, err := scanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET status = ?, error = ?, error_code = ?, error_info = ?, file_path = ?,
-			file_size = ?, completed_at = ?, expires_at = ?, duration_ms = ? WHERE id = ? AND status = 'processing' RETURNING `+jobCols,
+		j, err := scan.Job(tx.QueryRowContext(ctx, `UPDATE jobs SET status = ?, error = ?, error_code = ?, error_info = ?, file_path = ?,
+			file_size = ?, completed_at = ?, expires_at = ?, duration_ms = ? WHERE id = ? AND status = 'processing' RETURNING `+scan.JobCols,
 			r.Status, r.Error, r.ErrorCode, info, r.FilePath, r.FileSize, ms(r.CompletedAt), msPtr(r.ExpiresAt), r.DurationMS, id))
 		if app.ErrorCode(err) == app.ECodeJobNotFound {
 			return nil
@@ -314,18 +201,15 @@ func countInBatch(ctx context.Context, tx *Tx, batchID, status string, at time.T
 	if status == app.StatusCompleted {
 		col = "completed"
 	}
-	b, err := scanBatch(tx.QueryRowContext(ctx, `UPDATE batches SET `+col+` = `+col+` + 1 WHERE id = ? RETURNING `+batchCols, batchID))
+	b, err := scan.Batch(tx.QueryRowContext(ctx, `UPDATE batches SET `+col+` = `+col+` + 1 WHERE id = ? RETURNING `+scan.BatchCols, batchID))
 	if err != nil {
 		return nil, nil, err
 	}
-	if b.Status != "processing" || b.Completed+b.Failed < b.Total {
+	end, ends := b.EndStatus()
+	if !ends {
 		return nil, nil, nil
 	}
-	end := app.StatusCompleted
-	if b.Completed == 0 {
-		end = app.StatusFailed
-	}
-	if b, err = scanBatch(tx.QueryRowContext(ctx, `UPDATE batches SET status = ?, completed_at = ? WHERE id = ? RETURNING `+batchCols,
+	if b, err = scan.Batch(tx.QueryRowContext(ctx, `UPDATE batches SET status = ?, completed_at = ? WHERE id = ? RETURNING `+scan.BatchCols,
 		end, ms(at), batchID)); err != nil {
 		return nil, nil, err
 	}
@@ -354,7 +238,7 @@ func (db *DB) DeleteJobs(ctx context.Context, teamID string, ids []string, now t
 					return err
 				}
 			}
-			j, err := scanJob(tx.QueryRowContext(ctx, `DELETE FROM jobs WHERE team_id = ? AND id = ? RETURNING `+jobCols, teamID, id))
+			j, err := scan.Job(tx.QueryRowContext(ctx, `DELETE FROM jobs WHERE team_id = ? AND id = ? RETURNING `+scan.JobCols, teamID, id))
 			if err != nil {
 				return err
 			}
@@ -396,13 +280,13 @@ func (db *DB) ExportJobs(ctx context.Context, f app.ExportFilter, fn func(*app.J
 	if f.To != nil {
 		where, args = append(where, "created_at < ?"), append(args, ms(*f.To))
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+jobListCols+` FROM jobs WHERE `+strings.Join(where, " AND ")+` ORDER BY created_at, rowid`, args...)
+	rows, err := db.read.QueryContext(ctx, `SELECT `+scan.JobListCols+` FROM jobs WHERE `+strings.Join(where, " AND ")+` ORDER BY created_at, rowid`, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		j, err := scanJob(rows)
+		j, err := scan.Job(rows)
 		if err != nil {
 			return err
 		}
@@ -428,22 +312,20 @@ func (db *DB) QueueCounts(ctx context.Context, teamID string, now time.Time) (*a
 	if err != nil {
 		return nil, err
 	}
-	if oldest.Valid {
-		st.OldestPendingAgeSeconds = max(0, float64(ms(now)-oldest.Int64)/1000)
-	}
+	st.OldestPendingAgeSeconds = scan.QueueAge(now, oldest)
 	return &st, nil
 }
 
 // ExpiredFiles lists jobs whose files expired before now.
 func (db *DB) ExpiredFiles(ctx context.Context, now time.Time, limit int) ([]*app.Job, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE file_path != '' AND expires_at < ? LIMIT ?`, ms(now), limit)
+	rows, err := db.read.QueryContext(ctx, `SELECT `+scan.JobCols+` FROM jobs WHERE file_path != '' AND expires_at < ? LIMIT ?`, ms(now), limit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []*app.Job
 	for rows.Next() {
-		j, err := scanJob(rows)
+		j, err := scan.Job(rows)
 		if err != nil {
 			return nil, err
 		}

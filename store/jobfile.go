@@ -4,9 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 // RecordJob records a job that ran to its end before anything of it was
@@ -17,25 +17,7 @@ import (
 // charge the quota no longer covers (another request spent it meanwhile)
 // fails the whole call with the quota error: no job is recorded.
 func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r app.JobResult, events app.EventBuilder) (app.FinishOutcome, error) {
-	// Times as stored (milliseconds), so that the events and the answer
-	// built from ended match every later read.
-	stored := func(t *time.Time) *time.Time {
-		if t == nil {
-			return nil
-		}
-		v := fromMS(ms(*t))
-		return &v
-	}
-	ended := *j
-	ended.Status, ended.Error, ended.ErrorCode, ended.ErrorInfo = r.Status, r.Error, r.ErrorCode, r.ErrorInfo
-	ended.FilePath, ended.FileSize, ended.ExpiresAt = r.FilePath, r.FileSize, stored(r.ExpiresAt)
-	duration := r.DurationMS
-	ended.CreatedAt, ended.CompletedAt, ended.DurationMS = fromMS(ms(j.CreatedAt)), stored(&r.CompletedAt), &duration
-	ended.StartedAt = stored(j.StartedAt)
-	if ended.StartedAt == nil {
-		ended.StartedAt = ended.CompletedAt
-	}
-	ended.Attempts = max(ended.Attempts, 1)
+	ended := *scan.EndedJob(j, r)
 	var out app.FinishOutcome
 	err := db.tx(ctx, func(tx *Tx) error {
 		out = app.FinishOutcome{}
@@ -47,8 +29,8 @@ func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r a
 			}
 			month = charge.Month
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`, charged, charge_month) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			append(jobArgs(&ended), how, month)...); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+scan.JobCols+`, charged, charge_month) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			append(scan.JobArgs(&ended), how, month)...); err != nil {
 			return err
 		}
 		if ended.Status == app.StatusCompleted {
@@ -97,13 +79,13 @@ func chargeOne(ctx context.Context, tx *Tx, c *app.Charge) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	left := max(0, c.Quota-used)
-	if left+credits < 1 {
-		return "", app.ErrQuota(c.Quota, used, credits, 1)
+	fromQuota, fromCredits, err := c.Split(used, credits, 1)
+	if err != nil {
+		return "", err
 	}
-	how, fromQuota, fromCredits := "quota", 1, 0
-	if left == 0 {
-		how, fromQuota, fromCredits = "credits", 0, 1
+	how := "quota"
+	if fromCredits > 0 {
+		how = "credits"
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO usage (team_id, month, documents, credits_used) VALUES (?, ?, ?, ?)
 		ON CONFLICT (team_id, month) DO UPDATE SET documents = documents + excluded.documents, credits_used = credits_used + excluded.credits_used`,
@@ -152,8 +134,5 @@ func (db *DB) CheckQuota(ctx context.Context, c *app.Charge, n int64) error {
 	if err != nil {
 		return err
 	}
-	if n > max(0, c.Quota-used)+credits {
-		return app.ErrQuota(c.Quota, used, credits, n)
-	}
-	return nil
+	return c.Covers(used, credits, n)
 }

@@ -37,12 +37,10 @@ func chargeJobs(ctx context.Context, tx *Tx, c *app.Charge, jobs []*app.Job) err
 		return err
 	}
 	n := int64(len(jobs))
-	left := max(0, c.Quota-used)
-	if n > left+credits {
-		return app.ErrQuota(c.Quota, used, credits, n)
+	fromQuota, fromCredits, err := c.Split(used, credits, n)
+	if err != nil {
+		return err
 	}
-	fromQuota := min(n, left)
-	fromCredits := n - fromQuota
 	if _, err := tx.ExecContext(ctx, `INSERT INTO usage (team_id, month, documents, credits_used) VALUES (?, ?, ?, ?)
 		ON CONFLICT (team_id, month) DO UPDATE SET documents = documents + excluded.documents, credits_used = credits_used + excluded.credits_used`,
 		c.TeamID, c.Month, fromQuota, fromCredits); err != nil {

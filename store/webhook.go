@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -144,12 +143,8 @@ func subscribedEvents(ctx context.Context, tx *Tx, teamID string) (map[string]bo
 		if err := rows.Scan(&raw); err != nil {
 			return nil, err
 		}
-		var types []string
-		if err := json.Unmarshal([]byte(raw), &types); err != nil {
+		if err := scan.AddEventTypes(out, raw); err != nil {
 			return nil, err
-		}
-		for _, t := range types {
-			out[t] = true
 		}
 	}
 	return out, rows.Err()

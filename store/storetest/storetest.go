@@ -32,6 +32,18 @@ type Store interface {
 	app.TemplateStore
 	app.AssetStore
 	app.MetaGenerations
+	app.JobStore
+	app.BatchStore
+	app.UsageStore
+	app.AnalyticsStore
+	DashboardStats
+}
+
+// DashboardStats are the parts of app.DashboardStore over jobs (its
+// DeliveryCounts is the webhook store's).
+type DashboardStats interface {
+	TemplateStats(ctx context.Context, teamID string, from, to time.Time) ([]app.TemplateStat, error)
+	HourCounts(ctx context.Context, teamID string, from, to time.Time) ([]app.HourCount, error)
 }
 
 // Case is one contract case.
@@ -69,6 +81,10 @@ func Cases() []Case {
 	cs = append(cs, keyCases...)
 	cs = append(cs, templateCases...)
 	cs = append(cs, assetCases...)
+	cs = append(cs, jobCases...)
+	cs = append(cs, batchCases...)
+	cs = append(cs, usageCases...)
+	cs = append(cs, analyticsCases...)
 	return cs
 }
 
