@@ -29,6 +29,7 @@ var sqliteOnly = map[string]string{
 	"rollup_backfill":  "the progress of SQLite's roll-up backfill, complete before the copy",
 	"step_bookkeeping": "a marker SQLite's janitor sets only while it runs",
 	"sqlite_sequence":  "SQLite's own",
+	"job_list_hours":   "SQLite's hourly counts of job rows for deep pages of the job list; PostgreSQL counts with its indexes",
 }
 
 // pgColumn is a column of a PostgreSQL table.
