@@ -16,6 +16,10 @@ import (
 // (docs/deploy.md, Backups).
 var errFilesInS3 = errors.New("--with-files: this server keeps its files in S3 (--files-url); the backup holds the databases, back up the bucket with the object store's own tools (versioning, replication)")
 
+// errBackupPostgres refuses the live backup of a server on PostgreSQL:
+// its records are backed up with pg_dump (docs/deploy.md, Backups).
+var errBackupPostgres = errors.New("this server keeps its records in PostgreSQL (--database-url); back them up with pg_dump (docs/deploy.md, Backups)")
+
 // openFiles opens where generated documents, assets and avatars are kept:
 // <data>/files, or the S3 bucket of --files-url. A bucket that cannot be
 // reached at start does not stop the server: small documents (kept in

@@ -104,6 +104,7 @@ func (e *exitError) Error() string { return e.err.Error() }
 
 // Operations defaults (docs/deploy.md).
 const (
+	janitorEvery         = 10 * time.Minute // retention passes
 	defaultShutdownGrace = 30 * time.Second
 	defaultMinFreeMB     = 100
 )
@@ -133,6 +134,12 @@ type Config struct {
 	MinFreeMB      int64         // readiness needs this much free disk in --data
 	GenerateWait   time.Duration // how long a synchronous generate waits (0: 30 s)
 
+	// Lease is how long a replica's claim on a job or webhook attempt
+	// lasts between renewals: when a replica dies, the others take its
+	// work over once it lapses (0: app.DefaultJobLease for jobs,
+	// app.DefaultAttemptLease for attempts).
+	Lease time.Duration
+
 	// FilesURL keeps generated documents, assets and avatars in S3
 	// (s3://bucket/prefix?endpoint=...); "" keeps them in <data>/files.
 	FilesURL string
@@ -154,7 +161,7 @@ type Config struct {
 	NoJanitor bool
 	// InlineMax is the largest document kept in the database instead of
 	// a file (0: app.DefaultInlineMax, 64 KB; negative: every document
-	// is a file). No flag: tests of the file path.
+	// is a file).
 	InlineMax int
 }
 
@@ -186,6 +193,8 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MetricsToken, "metrics-token", "", "Bearer token for /metrics and /debug/pprof (default: loopback clients only)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client")
 	fs.Int64Var(&c.MinFreeMB, "min-free-mb", defaultMinFreeMB, "/readyz fails when the data directory's disk has less free space (MB)")
+	fs.IntVar(&c.InlineMax, "inline-max", 0, "largest document (bytes) kept in the database instead of a file in --data or --files-url (0: 64 KB; -1: every document is a file)")
+	fs.DurationVar(&c.Lease, "lease", 0, "how long a claim on a job or webhook attempt lasts between renewals; with several replicas, how soon the others take over a dead one's work (default 3m for jobs, 2m for attempts; at least 2s)")
 	fs.StringVar(&c.FilesURL, "files-url", "", "s3://bucket/prefix?endpoint=host:port&region=... keeps documents, assets and avatars in S3 (credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY; docs/deploy.md)")
 	fs.Var(&c.FontDirs, "font-dir", "directory of TTF/OTF/TTC fonts every team may choose with fontFamily (repeatable; FOLIO_FONT_DIR: a "+string(os.PathListSeparator)+"-separated list)")
 	fs.BoolVar(&c.SystemFonts, "system-fonts", false, "also offer the system's fonts ("+strings.Join(app.SystemFontDirs(), ", ")+")")
@@ -250,6 +259,9 @@ func (c *Config) validate() error {
 			return fmt.Errorf("--database-url: the PostgreSQL backend is not complete yet (docs/deploy.md, PostgreSQL); not implemented: %s", strings.Join(missing, "; "))
 		}
 	}
+	if c.Lease != 0 && c.Lease < 2*time.Second {
+		return fmt.Errorf("--lease must be at least 2s")
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("--log-format must be text or json")
 	}
@@ -284,14 +296,25 @@ type Main struct {
 	Logger *slog.Logger
 	Now    func() time.Time
 
+	// DB and Bolt are the embedded stores; PG is PostgreSQL instead of
+	// both under --database-url (backend.go).
 	DB   *store.DB
 	Bolt *store.Bolt
+	PG   *postgres.DB
 	// RateWindows, when set, keeps the rate-limit windows and login
 	// throttles instead of memory and bbolt: PostgreSQL's, which every
 	// replica shares (--database-url).
 	RateWindows app.RateWindows
-	Server      *web.Server
-	Certs       *web.Certs
+	// Secrets, when set, keeps the JWT, download-link and signing keys
+	// (PostgreSQL's secrets table); nil: the files <data>/keys/*.key.
+	Secrets app.Secrets
+	// Tasks, when set, lets one replica of several run the janitor's pass
+	// per interval (PostgreSQL's advisory locks); nil: this process alone
+	// runs it.
+	Tasks   app.TaskLock
+	backend *backend
+	Server  *web.Server
+	Certs   *web.Certs
 	// Metrics are served at /metrics (created by Open when nil).
 	Metrics *app.Metrics
 
@@ -339,13 +362,11 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err := store.PrivateDir(c.Data); err != nil {
 		return err
 	}
-	if m.DB, err = store.Open(ctx, filepath.Join(c.Data, "folio.db")); err != nil {
+	be, err := m.openBackend(ctx)
+	if err != nil {
 		return err
 	}
-	if m.Bolt, err = store.OpenBolt(filepath.Join(c.Data, "queue.db")); err != nil {
-		return err
-	}
-	m.backfillRollups(ctx)
+	m.backend = be
 	// The certificate exists before the port opens: a client that connects
 	// as soon as it can must find the file it trusts.
 	if err := m.openCerts(); err != nil {
@@ -357,17 +378,20 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if c.BaseURL == "" {
 		c.BaseURL = "https://" + m.ln.Addr().String()
 	}
-	jwtKey, err := store.Secret(filepath.Join(c.Data, "keys", "jwt.key"))
+	if m.Secrets == nil {
+		m.Secrets = store.KeyDir(filepath.Join(c.Data, "keys"))
+	}
+	jwtKey, err := m.Secrets.Secret(ctx, app.SecretJWT)
 	if err != nil {
 		return err
 	}
-	dlKey, err := store.Secret(filepath.Join(c.Data, "keys", "download.key"))
+	dlKey, err := m.Secrets.Secret(ctx, app.SecretDownload)
 	if err != nil {
 		return err
 	}
 	// The key-encryption key of the teams' signing keys (app/signing.go):
-	// created once, 0600, backed up with keys/.
-	signingKEK, err := store.Secret(filepath.Join(c.Data, "keys", "signing.key"))
+	// created once, 0600, backed up with keys/ (or in the database).
+	signingKEK, err := m.Secrets.Secret(ctx, app.SecretSigning)
 	if err != nil {
 		return err
 	}
@@ -383,47 +407,51 @@ func (m *Main) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	activity := &app.ActivityLog{Store: m.DB, Logger: m.Logger, Now: m.Now}
-	assetSvc := &app.AssetService{Assets: m.DB, Teams: m.DB, Files: files, Memory: engine, Now: m.Now}
-	meta := &app.MetaCache{Gen: m.DB} // keys, users, teams, templates (docs/decisions.md, "Metadata cache")
-	assetSvc.Meta = meta              // each team's font assets
-	templates := &app.TemplateService{Templates: meta.Templates(m.DB), Teams: m.DB, Engine: engine, Now: m.Now, Activity: activity, Assets: assetSvc}
+	db := be.records
+	activity := &app.ActivityLog{Store: db, Logger: m.Logger, Now: m.Now}
+	assetSvc := &app.AssetService{Assets: db, Teams: db, Files: files, Memory: engine, Now: m.Now}
+	meta := &app.MetaCache{Gen: db} // keys, users, teams, templates (docs/decisions.md, "Metadata cache")
+	assetSvc.Meta = meta            // each team's font assets
+	templates := &app.TemplateService{Templates: meta.Templates(db), Teams: db, Engine: engine, Now: m.Now, Activity: activity, Assets: assetSvc}
 	if templates.Images, err = newImageFetcher(c); err != nil {
 		return err
 	}
 	docs := &app.DocumentService{
-		Jobs: m.DB, Batches: m.DB, Templates: templates, Teams: meta.Teams(m.DB), Meta: meta, Queue: m.Bolt, Files: files,
+		Jobs: db, Batches: db, Templates: templates, Teams: meta.Teams(db), Meta: meta, Queue: be.queue, Files: files,
 		Downloads: app.Downloads{Key: dlKey, BaseURL: c.BaseURL}, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics,
-		Limits: c.Limits, GenerateWait: c.GenerateWait, InlineMax: c.InlineMax,
+		Limits: c.Limits, GenerateWait: c.GenerateWait, InlineMax: c.InlineMax, JobLease: c.Lease,
 	}
-	docs.Signing = &app.SigningService{Store: m.DB, Activity: activity, KEK: signingKEK, Now: m.Now}
+	docs.Signing = &app.SigningService{Store: db, Activity: activity, KEK: signingKEK, Now: m.Now}
 	if c.TSAURL != "" {
 		docs.Signing.TSA = &pades.TSA{URL: c.TSAURL}
 	}
 	if testHookDocuments != nil {
 		testHookDocuments(docs)
 	}
-	authLimits, err := m.rateLimiter(ctx, "auth", m.Bolt.AuthLimits()) // login and account throttles
+	authLimits, err := m.rateLimiter(ctx, "auth", be.authRates) // login and account throttles
 	if err != nil {
 		return err
 	}
-	auth := &app.AuthService{Users: meta.Users(m.DB), Teams: meta.Teams(m.DB), Tokens: m.DB, Keys: meta.Keys(m.DB), Meta: meta, Accounts: m.DB, TwoFactor: m.DB, Mailer: mailer, Limiter: authLimits,
+	auth := &app.AuthService{Users: meta.Users(db), Teams: meta.Teams(db), Tokens: db, Keys: meta.Keys(db), Meta: meta, Accounts: db, TwoFactor: db, Mailer: mailer, Limiter: authLimits,
 		Config: app.AuthConfig{JWTKey: jwtKey, BaseURL: c.BaseURL, SignupOpen: c.Signup == "open", DefaultPlan: c.DefaultPlan}, Now: m.Now}
-	accounts := &app.AccountService{Users: m.DB, Accounts: m.DB, TwoFactor: m.DB, Teams: m.DB, Keys: m.DB, Templates: m.DB, Activity: activity,
+	accounts := &app.AccountService{Users: db, Accounts: db, TwoFactor: db, Teams: db, Keys: db, Templates: db, Activity: activity,
 		Auth: auth, Mailer: mailer, Files: files, Memory: engine, Limiter: auth.Limiter, BaseURL: c.BaseURL, Logger: m.Logger, Now: m.Now}
 	m.Server = &web.Server{
 		Auth: auth,
-		Teams: &app.TeamService{Teams: m.DB, Invitations: m.DB, Users: m.DB, Activity: activity, Mailer: mailer,
+		Teams: &app.TeamService{Teams: db, Invitations: db, Users: db, Activity: activity, Mailer: mailer,
 			Config: app.TeamConfig{BaseURL: c.BaseURL, DefaultPlan: c.DefaultPlan}, Now: m.Now},
 		Accounts:          accounts,
 		Assets:            assetSvc,
 		Signing:           docs.Signing,
-		Keys:              &app.KeyService{Keys: m.DB, Teams: m.DB, Now: m.Now},
+		Keys:              &app.KeyService{Keys: db, Teams: db, Now: m.Now},
 		Templates:         templates,
 		Documents:         docs,
 		ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout,
-		Analytics: &app.AnalyticsService{Store: m.DB, Counts: m.DB, Dash: m.DB, Jobs: m.DB, Templates: m.DB, Teams: m.DB, Assets: m.DB, Now: m.Now},
+		Analytics: &app.AnalyticsService{Store: db, Counts: db, Dash: db, Jobs: db, Templates: db, Teams: db, Assets: db, Now: m.Now},
 		Logger:    m.Logger,
+	}
+	if m.PG != nil {
+		m.Server.Unavailable = postgres.Unavailable
 	}
 	m.openOps(docs)
 	if err := m.openWebhooks(ctx, docs); err != nil {
@@ -437,19 +465,30 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		return err
 	}
 	m.sweepers = []app.Sweeper{docs.Sweep, accounts.Sweep, sessions.Sweep, m.Server.Webhooks.Sweep}
+	var rateSweep []app.Sweeper
+	if m.Tasks != nil {
+		// Several replicas: one of them runs each pass.
+		m.sweepers = []app.Sweeper{app.OneReplica(m.Tasks, "janitor", janitorEvery, m.Logger, m.Now, m.sweepers...)}
+		if rs, ok := m.RateWindows.(app.RateSweeper); ok {
+			rateSweep = []app.Sweeper{app.OneReplica(m.Tasks, "rate-window sweep", time.Minute, m.Logger, m.Now, app.SweepRates(rs, m.Now, m.Logger))}
+		}
+	}
 	if !c.NoJanitor {
 		jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		janitorDone := make(chan struct{})
-		m.stopJanitor = func() { cancel(); <-janitorDone }
-		go func() {
-			defer close(janitorDone)
-			app.RunJanitor(jctx, m.Logger, 10*time.Minute, m.sweepers...)
-		}()
+		var wg sync.WaitGroup
+		m.stopJanitor = func() { cancel(); wg.Wait() }
+		wg.Go(func() { app.RunJanitor(jctx, m.Logger, janitorEvery, m.sweepers...) })
+		if rateSweep != nil {
+			wg.Go(func() { app.RunJanitor(jctx, m.Logger, time.Minute, rateSweep...) })
+		}
 	}
 	// After a load: the kept batch lists, page compressors and idle SQLite
 	// readers go, then the executable's pages leave the RSS (issue 24).
-	m.IdleTrim = &app.IdleTrim{Hooks: []func(){docs.TrimCaches, render.TrimCaches, m.DB.TrimIdle}, Logger: m.Logger,
+	m.IdleTrim = &app.IdleTrim{Hooks: []func(){docs.TrimCaches, render.TrimCaches}, Logger: m.Logger,
 		After: []func(){func() { app.DropFilePages() }}}
+	if be.trimIdle != nil {
+		m.IdleTrim.Hooks = append(m.IdleTrim.Hooks, be.trimIdle)
+	}
 	ictx, stopIdle := context.WithCancel(context.WithoutCancel(ctx))
 	idleDone := make(chan struct{})
 	m.stopIdleTrim = func() { stopIdle(); <-idleDone }
@@ -461,6 +500,9 @@ func (m *Main) Open(ctx context.Context) (err error) {
 		Backup: func(ctx context.Context, withFiles bool, w io.Writer, progress func(copied, total int64)) error {
 			if withFiles && c.FilesURL != "" {
 				return errFilesInS3
+			}
+			if m.DB == nil {
+				return errBackupPostgres
 			}
 			return store.WriteBackup(ctx, m.DB, m.Bolt, c.Data, withFiles, w, progress)
 		}}
@@ -556,13 +598,17 @@ func (m *Main) openWebhooks(ctx context.Context, docs *app.DocumentService) erro
 	if err != nil {
 		return err
 	}
-	d := &app.Deliverer{Store: m.DB, Queue: m.Bolt, Client: client, Retries: retries,
-		Workers: c.WebhookWorkers, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics}
+	d := &app.Deliverer{Store: m.backend.records, Queue: m.backend.schedule, Client: client, Retries: retries,
+		Workers: c.WebhookWorkers, Logger: m.Logger, Now: m.Now, Metrics: m.Metrics, Lease: c.Lease}
+	if c.Lease > 0 {
+		// An attempt ends before its lease does: never sent twice at once.
+		d.Timeout = min(30*time.Second, c.Lease/2)
+	}
 	if testHookDeliverer != nil {
 		testHookDeliverer(d)
 	}
 	docs.Webhooks = d
-	m.Server.Webhooks = &app.WebhookService{Store: m.DB, Deliverer: d, AllowPrivate: c.WebhookAllowPrivate, Now: m.Now, Logger: m.Logger}
+	m.Server.Webhooks = &app.WebhookService{Store: m.backend.records, Deliverer: d, AllowPrivate: c.WebhookAllowPrivate, Now: m.Now, Logger: m.Logger}
 	m.stopDeliverer, err = d.Start(ctx)
 	return err
 }
@@ -571,7 +617,7 @@ func (m *Main) openWebhooks(ctx context.Context, docs *app.DocumentService) erro
 // its sessions in SQLite.
 func (m *Main) openDashboard(auth *app.AuthService) *app.SessionService {
 	sv := m.Server
-	sessions := &app.SessionService{Sessions: m.DB, Auth: auth, Now: m.Now}
+	sessions := &app.SessionService{Sessions: m.backend.records, Auth: auth, Now: m.Now}
 	sv.Dashboard = &dashboard.Dashboard{Sessions: sessions, Auth: sv.Auth, Keys: sv.Keys, Templates: sv.Templates, Documents: sv.Documents, Assets: sv.Assets,
 		Analytics: sv.Analytics, Webhooks: sv.Webhooks, Teams: sv.Teams, Accounts: sv.Accounts, Logger: m.Logger}
 	return sessions
@@ -591,7 +637,7 @@ func (m *Main) openRateLimits(ctx context.Context) error {
 			return err
 		}
 	}
-	l, err := m.rateLimiter(ctx, "api", m.Bolt)
+	l, err := m.rateLimiter(ctx, "api", m.backend.apiRates)
 	if err != nil {
 		return err
 	}
@@ -617,6 +663,9 @@ func (m *Main) rateLimiter(ctx context.Context, name string, st app.RateStore) (
 // persistLimits loads l's counters from st and saves what changed every 2
 // seconds and at Close.
 func (m *Main) persistLimits(ctx context.Context, l *app.MemoryLimiter, st app.RateStore) error {
+	if st == nil {
+		return nil
+	}
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	wait, err := app.PersistLimiter(pctx, l, st, 2*time.Second, m.Now, m.Logger)
 	if err != nil {
@@ -642,9 +691,11 @@ func (m *Main) openOps(docs *app.DocumentService) {
 	m.Server.MetricsToken = c.MetricsToken
 	m.Server.TrustedProxies, _ = web.ParseTrustedProxies(c.TrustedProxies) // checked by validate
 	minFree := uint64(max(c.MinFreeMB, 0)) << 20
-	m.Server.Checks = []web.Check{
-		{Name: "sqlite", Run: m.DB.Ping},
-		{Name: "bbolt", Run: func(context.Context) error { return m.Bolt.Ping() }},
+	m.Server.Checks = []web.Check{{Name: m.backend.name, Run: m.backend.records.Ping}}
+	if m.Bolt != nil {
+		m.Server.Checks = append(m.Server.Checks, web.Check{Name: "bbolt", Run: func(context.Context) error { return m.Bolt.Ping() }})
+	}
+	m.Server.Checks = append(m.Server.Checks, []web.Check{
 		{Name: "dataDir", Run: func(context.Context) error { return store.CheckWritable(c.Data) }},
 		{Name: "disk", Run: func(context.Context) error { return store.CheckFreeSpace(c.Data, minFree) }},
 		{Name: "workers", Run: func(context.Context) error {
@@ -653,9 +704,11 @@ func (m *Main) openOps(docs *app.DocumentService) {
 			}
 			return nil
 		}},
-	}
+	}...)
 	m.Metrics.ObserveProcess(version, commit, date, time.Now())
-	m.Metrics.ObserveQueue(docs.WorkersRunning, func(ctx context.Context) (*app.QueueTotals, error) { return m.DB.QueueTotals(ctx, m.Now()) })
+	if m.backend.queueTotals != nil {
+		m.Metrics.ObserveQueue(docs.WorkersRunning, m.backend.queueTotals)
+	}
 }
 
 func (m *Main) openCerts() error {
@@ -720,6 +773,9 @@ func (m *Main) Close() error {
 	}
 	if m.DB != nil {
 		errs = append(errs, m.DB.Close())
+	}
+	if m.PG != nil {
+		errs = append(errs, m.PG.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -83,6 +84,10 @@ type Deliverer struct {
 	Workers, PerSubscription int
 	// Timeout bounds one attempt (default 30 s).
 	Timeout time.Duration
+	// Lease is how long a claimed attempt stays another worker's
+	// (default DefaultAttemptLease): after a replica dies, the others send
+	// its attempts once their leases lapse. It must exceed Timeout.
+	Lease time.Duration
 	// Sweep is the period of the repair sweep (default DefaultWebhookSweep).
 	Sweep  time.Duration
 	Logger *slog.Logger
@@ -117,8 +122,9 @@ func ParseRetrySchedule(s string) ([]time.Duration, error) {
 }
 
 const (
-	attemptLease   = 2 * time.Minute
-	maxResponseLog = 64 << 10
+	// DefaultAttemptLease is Deliverer.Lease's default.
+	DefaultAttemptLease = 2 * time.Minute
+	maxResponseLog      = 64 << 10
 	// idleWait bounds how long the claimer sleeps when it knows of nothing
 	// due; every change of the schedule wakes it sooner.
 	idleWait = 10 * time.Second
@@ -348,7 +354,7 @@ func (d *Deliverer) claimLoop(ctx context.Context, workers int, attempts *sync.W
 		}
 		free := cap(slots) - len(slots) + 1 // only this loop adds tokens
 		now := d.Now()
-		entries, next, err := d.Queue.ClaimDueAttempts(ctx, now, attemptLease, free, d.gate.admitter())
+		entries, next, err := d.Queue.ClaimDueAttempts(ctx, now, cmp.Or(d.Lease, DefaultAttemptLease), free, d.gate.admitter())
 		if err != nil && ctx.Err() == nil {
 			d.Logger.Error("claim webhook attempts", "err", err)
 		}

@@ -90,6 +90,7 @@ const (
 	ECodeNotRetryable         = "ERR_JOB_008"
 	ECodeJobQuarantined       = "ERR_JOB_009"
 	ECodeFilesUnavailable     = "ERR_STORAGE_001"
+	ECodeDatabaseUnavailable  = "ERR_STORAGE_002"
 	ECodeBatchNotFound        = "ERR_BATCH_001"
 	ECodeSubscriptionNotFound = "ERR_WHK_001"
 	ECodeDeliveryNotFound     = "ERR_WHK_002"
@@ -141,3 +142,8 @@ func ErrNotFound(code, noun string) *Error {
 // so the caller answers 503 and a job retries, never "not found" or failed.
 // File stores wrap their cause with it: errors.Is and ErrorCode both see it.
 var ErrFilesUnavailable = &Error{Code: ECodeFilesUnavailable, Message: "file storage is unavailable; try again shortly"}
+
+// ErrDatabaseUnavailable reports that the database (PostgreSQL, with
+// several replicas) could not be reached: nothing was changed, and the same
+// request succeeds once it is back (503, Retry-After).
+var ErrDatabaseUnavailable = &Error{Code: ECodeDatabaseUnavailable, Message: "the database is unavailable; try again shortly"}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"time"
@@ -27,6 +28,46 @@ func RunJanitor(ctx context.Context, logger *slog.Logger, every time.Duration, s
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// TaskLock lets one replica of several run a periodic task at a time
+// (PostgreSQL: an advisory lock and the time the task last began).
+type TaskLock interface {
+	// RunTask runs fn unless another process is running the task called
+	// name or began it less than gap before now, and reports whether fn
+	// ran.
+	RunTask(ctx context.Context, name string, gap time.Duration, now time.Time, fn func(context.Context) error) (bool, error)
+}
+
+// OneReplica is one janitor pass of sweepers run as the task called name
+// of lock, so that of several replicas, each with its janitor ticking
+// every interval, one runs the pass per interval and never two at once.
+// The sweepers log their counts as they do alone; the pass logs its
+// duration, or that another replica had it.
+func OneReplica(lock TaskLock, name string, every time.Duration, logger *slog.Logger, now func() time.Time, sweepers ...Sweeper) Sweeper {
+	return func(ctx context.Context) error {
+		start := time.Now()
+		var errs []error
+		// A tenth of the interval to spare: the replica whose ticker ran
+		// the last pass comes back a little less than an interval later.
+		ran, err := lock.RunTask(ctx, name, every-every/10, now(), func(ctx context.Context) error {
+			for _, sw := range sweepers {
+				if err := sw(ctx); err != nil && ctx.Err() == nil {
+					errs = append(errs, err)
+				}
+			}
+			return nil
+		})
+		switch {
+		case err != nil:
+			return err
+		case !ran:
+			logger.Debug(name + ": skipped, another replica ran it or runs it now")
+			return nil
+		}
+		logger.Info(name+" pass", "sweepers", len(sweepers), "errors", len(errs), "duration_ms", time.Since(start).Milliseconds())
+		return errors.Join(errs...)
 	}
 }
 

@@ -163,3 +163,24 @@ func PersistLimiter(ctx context.Context, l *MemoryLimiter, st RateStore, every t
 	}()
 	return func() { <-done }, nil
 }
+
+// RateSweeper is windows kept in a database, which stay until swept
+// (MemoryLimiter drops its expired keys itself).
+type RateSweeper interface {
+	// SweepRateWindows deletes the windows that stopped counting before
+	// now and returns how many.
+	SweepRateWindows(ctx context.Context, now time.Time) (int, error)
+}
+
+// SweepRates is the janitor task that sweeps rs, logging what it deleted.
+func SweepRates(rs RateSweeper, now func() time.Time, logger *slog.Logger) Sweeper {
+	return func(ctx context.Context) error {
+		start := time.Now()
+		n, err := rs.SweepRateWindows(ctx, now())
+		var st SweepStats
+		st.Count("rate_windows", n, time.Since(start))
+		st.Duration = time.Since(start)
+		st.Log(logger, "janitor: rate windows", err)
+		return err
+	}
+}

@@ -25,12 +25,6 @@ func TestScheduleContract(t *testing.T) {
 	storetest.RunSchedule(t, func(tb testing.TB) app.WebhookSchedule { return mustBolt(tb, filepath.Join(tb.TempDir(), "q.db")) })
 }
 
-// TestRateContract runs the rate-limit window cases on the embedded
-// limiter's windows (memory, saved to bbolt by app.PersistLimiter).
-func TestRateContract(t *testing.T) {
-	storetest.RunRate(t, func(testing.TB) app.RateWindows { return app.NewMemoryLimiter() })
-}
-
 // TestHookContract runs the webhook and signing certificate cases on
 // SQLite; events enter the outbox as FinishJob stores them.
 func TestHookContract(t *testing.T) {
@@ -40,4 +34,15 @@ func TestHookContract(t *testing.T) {
 			return db.tx(ctx, func(tx *Tx) error { return insertEvents(ctx, tx, events) })
 		}
 	})
+}
+
+// TestRateContract runs the rate-limit window cases on the embedded
+// limiter's windows (memory, saved to bbolt by app.PersistLimiter).
+func TestRateContract(t *testing.T) {
+	storetest.RunRate(t, func(testing.TB) app.RateWindows { return app.NewMemoryLimiter() })
+}
+
+// TestSecretsContract runs the key cases on the files of <data>/keys.
+func TestSecretsContract(t *testing.T) {
+	storetest.RunSecrets(t, func(tb testing.TB) app.Secrets { return KeyDir(filepath.Join(tb.TempDir(), "keys")) })
 }

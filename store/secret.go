@@ -1,11 +1,13 @@
 package store
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Secret returns the 32-byte key stored at path, creating it once with
@@ -36,4 +38,16 @@ func Secret(path string) ([]byte, error) {
 		return nil, err
 	}
 	return b, os.Chmod(path, privateFileMode)
+}
+
+// KeyDir keeps the server's keys (app.Secrets) as files NAME.key in a
+// directory, <data>/keys.
+type KeyDir string
+
+// Secret returns the key called name, creating it at first use.
+func (d KeyDir) Secret(_ context.Context, name string) ([]byte, error) {
+	if name == "" || strings.Trim(name, "abcdefghijklmnopqrstuvwxyz") != "" {
+		return nil, fmt.Errorf("key name %q: want lowercase letters", name)
+	}
+	return Secret(filepath.Join(string(d), name+".key"))
 }

@@ -55,11 +55,13 @@ var statusByCode = map[string]int{
 	// The file store (S3) cannot be reached: nothing is wrong with the
 	// request or the file; the same request succeeds once it is back.
 	app.ECodeFilesUnavailable: http.StatusServiceUnavailable,
-	app.ECodeTeamNotFound:     http.StatusNotFound,
-	"ERR_TEAM_003":            http.StatusForbidden,
-	"ERR_TEAM_009":            http.StatusNotFound,
-	"ERR_TEAM_011":            http.StatusNotFound,
-	app.ECodeUserNotFound:     http.StatusNotFound,
+	// The database cannot be reached (Server.Unavailable): likewise.
+	app.ECodeDatabaseUnavailable: http.StatusServiceUnavailable,
+	app.ECodeTeamNotFound:        http.StatusNotFound,
+	"ERR_TEAM_003":               http.StatusForbidden,
+	"ERR_TEAM_009":               http.StatusNotFound,
+	"ERR_TEAM_011":               http.StatusNotFound,
+	app.ECodeUserNotFound:        http.StatusNotFound,
 	// Account deletion: the credentials were right but the account cannot be
 	// used (restorable, or past its grace period).
 	app.ECodePendingDeletion:  http.StatusForbidden,
@@ -107,7 +109,11 @@ type envelope struct {
 // are logged with their cause and shown as a generic internal error.
 func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
 	var e *app.Error
-	if !errors.As(err, &e) {
+	if !errors.As(err, &e) && info(r.Context()).unavailable(err) {
+		logger.Warn("database unavailable", "method", r.Method, "path", r.URL.Path, "request_id", requestID(r.Context()), "err", err)
+		e = app.ErrDatabaseUnavailable
+	}
+	if e == nil {
 		logger.Error("internal error", "method", r.Method, "path", r.URL.Path, "request_id", requestID(r.Context()), "err", err)
 		e = &app.Error{Code: app.ECodeInternal, Message: "internal server error"}
 	}

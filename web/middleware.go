@@ -19,6 +19,13 @@ type reqInfo struct {
 	teamID string
 	route  string // the matched route pattern ("" when none matched)
 	code   string // the error code written, if any
+	// isUnavailable is Server.Unavailable (nil: no error means that).
+	isUnavailable func(error) bool
+}
+
+// unavailable reports whether err means the database cannot be reached.
+func (ri *reqInfo) unavailable(err error) bool {
+	return ri.isUnavailable != nil && ri.isUnavailable(err)
 }
 
 type reqInfoKey struct{}
@@ -60,14 +67,14 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // logRequests gives every request an id (X-Request-Id, kept when the client
 // sends a sane one) and writes one log line when it ends.
-func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
+func logRequests(logger *slog.Logger, unavailable func(error) bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := r.Header.Get("X-Request-Id")
 		if len(id) == 0 || len(id) > 64 || strings.ContainsFunc(id, func(c rune) bool { return c < 0x21 || c > 0x7e }) {
 			id = app.RandomString(16)
 		}
-		ri := &reqInfo{id: id}
+		ri := &reqInfo{id: id, isUnavailable: unavailable}
 		w.Header().Set("X-Request-Id", id)
 		sw := &statusWriter{ResponseWriter: w}
 		ctx := app.WithRequestID(context.WithValue(r.Context(), reqInfoKey{}, ri), id) // jobs and webhooks log it too

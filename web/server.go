@@ -31,6 +31,10 @@ type Server struct {
 	Logger    *slog.Logger
 	// Rates is nil when rate limiting is off.
 	Rates *RateLimits
+	// Unavailable reports whether a store's error means the database
+	// cannot be reached (PostgreSQL down or restarting): the request is
+	// answered 503 ERR_STORAGE_002, not 500 (nil: no error means that).
+	Unavailable func(error) bool
 	// ReadHeaderTimeout and ReadTimeout bound slow clients (defaults 10 s and
 	// 60 s): a client sending its headers or body a byte at a time is cut off.
 	ReadHeaderTimeout, ReadTimeout time.Duration
@@ -68,7 +72,7 @@ func (s *Server) Handler() http.Handler {
 		h = securityHeaders(h)
 		h = recoverPanics(s.Logger, h)
 		h = s.countRequests(h)
-		h = logRequests(s.Logger, h)
+		h = logRequests(s.Logger, s.Unavailable, h)
 		h = realClientIP(s.TrustedProxies, h)
 		s.handler = h
 	})

@@ -52,6 +52,10 @@ type Cluster struct {
 	cmd  *exec.Cmd
 	log  *bytes.Buffer
 	done chan struct{} // closed when postgres has exited
+
+	// For Restart: the binaries, the data directory and the user.
+	bin, data string
+	cred      *syscall.Credential
 }
 
 // ErrNotInstalled reports that no PostgreSQL server binaries were found.
@@ -131,6 +135,7 @@ func start() (*Cluster, error) {
 			return fail(err)
 		}
 		c.Port = port
+		c.bin, c.data, c.cred = bin, data, cred
 		if err = c.run(bin, data, cred); err == nil {
 			return c, nil
 		}
@@ -229,6 +234,15 @@ func (c *Cluster) stop() {
 		<-c.done
 	}
 }
+
+// Kill stops the server at once, as a crash would (SIGQUIT: immediate
+// shutdown, no checkpoint), keeping its data for Restart: the outage of a
+// failure test.
+func (c *Cluster) Kill() { c.stop() }
+
+// Restart starts the server again on the same port and data after Kill,
+// returning once it accepts connections.
+func (c *Cluster) Restart() error { return c.run(c.bin, c.data, c.cred) }
 
 // Stop stops the cluster, when one was started, and removes its directory.
 // A package's TestMain calls it after m.Run.

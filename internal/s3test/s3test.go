@@ -247,6 +247,11 @@ func (s *Server) NewBucket(tb testing.TB) string {
 	return name
 }
 
+// BucketDir is the directory holding bucket's objects (the POSIX
+// backend keeps each object as a file under it): an independent reader of
+// what was stored.
+func (s *Server) BucketDir(bucket string) string { return filepath.Join(s.root, bucket) }
+
 // URL is the --files-url of bucket/prefix on this server.
 func (s *Server) URL(bucket, prefix string) string {
 	return fmt.Sprintf("s3://%s/%s?endpoint=%s&region=%s&tls=false", bucket, prefix, s.Endpoint, Region)

@@ -47,9 +47,9 @@ func Parts() []Part {
 		{"WebhookSchedule", implements[app.WebhookSchedule]()},
 		{"MetaGenerations", implements[app.MetaGenerations]()},
 		{"SigningCertificateStore", implements[app.SigningCertificateStore]()},
-		{"RateStore (rate-limit windows and login throttles)", false},
-		{"signing keys (jwt.key, download.key, signing.key are still files in --data)", false},
-		{"retention, roll-ups and live backup (store.DB's janitor and admin operations)", false},
+		{"RateWindows (rate-limit windows and login throttles, shared and swept)", implements[app.RateWindows]() && implements[app.RateSweeper]()},
+		{"Secrets (the jwt, download and signing keys, created once for every replica)", implements[app.Secrets]()},
+		{"TaskLock (the janitor's retention pass on one replica at a time)", implements[app.TaskLock]()},
 	}
 }
 

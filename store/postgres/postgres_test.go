@@ -57,3 +57,8 @@ func TestScheduleContract(t *testing.T) {
 func TestRateContract(t *testing.T) {
 	storetest.RunRate(t, func(tb testing.TB) app.RateWindows { return mustDB(tb) })
 }
+
+// TestSecretsContract runs the key cases on the secrets table.
+func TestSecretsContract(t *testing.T) {
+	storetest.RunSecrets(t, func(tb testing.TB) app.Secrets { return mustDB(tb) })
+}

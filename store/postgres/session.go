@@ -55,12 +55,23 @@ func (db *DB) DeleteUserSessions(ctx context.Context, userID, keepID string) err
 }
 
 // DeleteExpiredSessions removes sessions past their absolute end or idle for
-// longer than app.SessionIdle.
+// longer than app.SessionIdle, in statements of at most sessionSweepRows
+// rows (short transactions beside the requests of every replica).
 func (db *DB) DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error) {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM sessions WHERE expires_at <= $1 OR last_seen_at <= $2`,
-		ms(now), ms(now.Add(-app.SessionIdle)))
-	if err != nil {
-		return 0, err
+	n := 0
+	for {
+		tag, err := db.pool.Exec(ctx, `DELETE FROM sessions WHERE id = ANY(ARRAY(
+			SELECT id FROM sessions WHERE expires_at <= $1 OR last_seen_at <= $2 LIMIT $3))`,
+			ms(now), ms(now.Add(-app.SessionIdle)), sessionSweepRows)
+		if err != nil {
+			return n, err
+		}
+		n += int(tag.RowsAffected())
+		if tag.RowsAffected() < sessionSweepRows {
+			return n, nil
+		}
 	}
-	return int(tag.RowsAffected()), nil
 }
+
+// sessionSweepRows bounds one statement of DeleteExpiredSessions.
+const sessionSweepRows = 1000

@@ -188,7 +188,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--to-database-url: %w", err)
 	}
-	pdb.Close()
+	defer pdb.Close()
 	pool, err := pgxpool.New(ctx, o.DatabaseURL)
 	if err != nil {
 		return nil, err
@@ -202,7 +202,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := copyBolt(ctx, o, bolt, pool, r); err != nil {
 		return r, err
 	}
-	if err := copyKeys(ctx, o, pool, r); err != nil {
+	if err := copyKeys(ctx, o, pdb, pool, r); err != nil {
 		return r, err
 	}
 	if files == nil {

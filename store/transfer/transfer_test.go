@@ -413,7 +413,7 @@ func TestMigrateKeepsAKeyTheDatabaseHas(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err = Run(context.Background(), o)
-	if !errors.Is(err, ErrIncomplete) || !strings.Contains(err.Error(), "already holds another signing key") {
+	if !errors.Is(err, ErrIncomplete) || !strings.Contains(err.Error(), "already holds a different signing key") {
 		t.Fatalf("got %v, want the signing key reported", err)
 	}
 	var got []byte
