@@ -15,14 +15,21 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -134,10 +141,6 @@ func startCluster(t *testing.T, n int) *cluster {
 	if err := os.WriteFile(c.rates, []byte(`{"classes":{"read":{"jwt":`+fmt.Sprint(readLimit)+`}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	devEmbedded := os.Getenv("FOLIO_CLUSTER_DEV_EMBEDDED") == "1" // TEMPORARY: harness check before the PG stores exist
-	if devEmbedded {
-		n = 1
-	}
 	for i := range n {
 		r := &replica{i: i, data: filepath.Join(dir, fmt.Sprintf("replica%d", i))}
 		r.addr = freeAddr(t)
@@ -155,17 +158,12 @@ func startCluster(t *testing.T, n int) *cluster {
 	for _, r := range c.replicas {
 		c.waitReady(r)
 	}
-	var aliases []*replica
-	if devEmbedded {
-		aliases = []*replica{c.replicas[0], c.replicas[0]}
-		c.replicas = append(c.replicas, aliases...)
-	}
 	t.Cleanup(func() {
 		for _, r := range c.replicas {
 			c.stop(r)
 		}
 		if t.Failed() {
-			for _, r := range c.replicas[:len(c.replicas)-len(aliases)] {
+			for _, r := range c.replicas {
 				b, _ := os.ReadFile(r.log)
 				if len(b) > 6000 {
 					b = b[len(b)-6000:]
@@ -198,14 +196,10 @@ func (c *cluster) start(r *replica) {
 		return
 	}
 	defer logf.Close()
-	args := []string{"serve", "--addr", r.addr, "--data", r.data, "--database-url", c.dbURL}
-	if os.Getenv("FOLIO_CLUSTER_DEV_EMBEDDED") == "1" {
-		args = args[:5]
-	}
-	cmd := exec.Command(binary, append(args,
+	cmd := exec.Command(binary, "serve", "--addr", r.addr, "--data", r.data, "--database-url", c.dbURL,
 		"--files-url", c.s3.URL(c.bucket, "docs"), "--tls-cert", c.cert, "--tls-key", c.key,
 		"--workers", "2", "--lease", lease.String(), "--inline-max", "-1", "--webhook-allow-private", "--webhook-ca", hooksCA,
-		"--webhook-retry-schedule", "0s,1s,2s,4s", "--rate-limits", c.rates, "--shutdown-grace", "5s")...)
+		"--webhook-retry-schedule", "0s,1s,2s,4s", "--rate-limits", c.rates, "--shutdown-grace", "5s")
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+s3test.AccessKey, "AWS_SECRET_ACCESS_KEY="+s3test.SecretKey)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlives the test
@@ -395,10 +389,11 @@ func bigVars(vars map[string]any, n int, tag string) map[string]any {
 	return out
 }
 
-// objects counts the files in the bucket under prefix docs/.
-func (c *cluster) objects() int {
+// objects counts a team's files in the bucket (the documents are kept as
+// docs/<team>/<job>.pdf).
+func (c *cluster) objects(teamID string) int {
 	n := 0
-	root := c.s3.BucketDir(c.bucket)
+	root := filepath.Join(c.s3.BucketDir(c.bucket), "docs", teamID)
 	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			n++
@@ -425,10 +420,29 @@ type receiver struct {
 
 func startReceiver(t *testing.T) *receiver {
 	r := &receiver{events: map[string]map[string]bool{}, batches: map[string]int{}}
-	srv := httptest.NewTLSServer(r)
+	// A CA and a leaf it signed: the webhook client refuses self-signed
+	// certificates, even trusted ones.
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "cluster test receiver CA"}, NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ = x509.ParseCertificate(caDER)
+	leafKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "receiver"}, NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, leaf, ca, &leafKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(r)
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: leafKey}}}
+	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	r.url = srv.URL + "/hooks"
-	r.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	r.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
 	return r
 }
 
