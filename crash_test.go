@@ -24,6 +24,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"folio/app"
+	"folio/internal/pgtest"
 	"folio/store"
 )
 
@@ -59,6 +60,7 @@ func TestMain(m *testing.M) {
 		os.Exit(run(context.Background(), strings.Fields(args), os.Stdout, os.Stderr))
 	}
 	code := runCheckingPlans(m) // plans_test.go: no query scans a large table
+	pgtest.Stop()               // the PostgreSQL of the tests that use one
 	if code == 0 && fullRun() {
 		code = checkObservedStatuses(os.Stderr) // openapi_status_test.go
 	}
