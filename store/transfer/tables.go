@@ -369,39 +369,36 @@ func copyRows(ctx context.Context, o Options, stx *sql.Tx, pool *pgxpool.Pool, t
 	}
 	defer rows.Close()
 	n := len(tc.targets)
-	batch := min(o.BatchRows, 60000/n)
 	cols := make([]string, n)
+	quoted := make([]string, n)
 	for i, c := range tc.targets {
-		cols[i] = pgx.Identifier{c.name}.Sanitize()
+		cols[i] = c.name
+		quoted[i] = pgx.Identifier{c.name}.Sanitize()
 	}
-	insert := func(vals []any) error {
-		var b strings.Builder
-		b.WriteString(`INSERT INTO ` + id + ` (` + strings.Join(cols, ", ") + `) `)
-		if tc.resume {
-			b.WriteString(`OVERRIDING SYSTEM VALUE `)
-		}
-		b.WriteString(`VALUES `)
-		for i := 0; i < len(vals)/n; i++ {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteByte('(')
-			for j := range n {
-				if j > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString("$" + strconv.Itoa(i*n+j+1))
-			}
-			b.WriteByte(')')
-		}
-		b.WriteString(` ON CONFLICT DO NOTHING`)
+	list := strings.Join(quoted, ", ")
+	// Each batch is sent with COPY into a temporary table and moved with
+	// one INSERT ... SELECT ... ON CONFLICT DO NOTHING: COPY alone cannot
+	// skip the rows an interrupted run already committed.
+	stage := `CREATE TEMP TABLE folio_copy_stage ON COMMIT DROP AS SELECT ` + list + ` FROM ` + id + ` WITH NO DATA`
+	move := `INSERT INTO ` + id + ` (` + list + `) `
+	if tc.resume {
+		move += `OVERRIDING SYSTEM VALUE `
+	}
+	move += `SELECT ` + list + ` FROM folio_copy_stage ON CONFLICT DO NOTHING`
+	insert := func(batch [][]any) error {
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			if tc.pg.triggers {
 				if _, err := tx.Exec(ctx, `ALTER TABLE `+id+` DISABLE TRIGGER USER`); err != nil {
 					return fmt.Errorf("disable its triggers (run the copy as the tables' owner, the role the replicas use): %w", err)
 				}
 			}
-			tag, err := tx.Exec(ctx, b.String(), vals...)
+			if _, err := tx.Exec(ctx, stage); err != nil {
+				return err
+			}
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"folio_copy_stage"}, cols, pgx.CopyFromRows(batch)); err != nil {
+				return err
+			}
+			tag, err := tx.Exec(ctx, move)
 			if err != nil {
 				return err
 			}
@@ -421,30 +418,32 @@ func copyRows(ctx context.Context, o Options, stx *sql.Tx, pool *pgxpool.Pool, t
 	for i := range raw {
 		ptrs[i] = &raw[i]
 	}
-	vals := make([]any, 0, batch*n)
+	batch := make([][]any, 0, o.BatchRows)
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return err
 		}
+		row := make([]any, n)
 		for i, c := range tc.targets {
 			v, err := convert(raw[i], c.dataType)
 			if err != nil {
 				return fmt.Errorf("%s.%s: %w", name, c.name, err)
 			}
-			vals = append(vals, v)
+			row[i] = v
 		}
-		if len(vals) == batch*n {
-			if err := insert(vals); err != nil {
+		batch = append(batch, row)
+		if len(batch) == o.BatchRows {
+			if err := insert(batch); err != nil {
 				return err
 			}
-			vals = vals[:0]
+			batch = batch[:0]
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if len(vals) > 0 {
-		return insert(vals)
+	if len(batch) > 0 {
+		return insert(batch)
 	}
 	return nil
 }

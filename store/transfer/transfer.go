@@ -51,8 +51,7 @@ type Options struct {
 	Getenv func(string) string
 	// Log receives a line per table and step (io.Discard when nil).
 	Log io.Writer
-	// BatchRows is the number of rows per INSERT and transaction (500
-	// when 0).
+	// BatchRows is the number of rows per transaction (2,000 when 0).
 	BatchRows int
 
 	// afterStep, in tests, is called after each committed batch of rows
@@ -132,7 +131,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.Getenv = os.Getenv
 	}
 	if o.BatchRows <= 0 {
-		o.BatchRows = 500
+		o.BatchRows = 2000
 	}
 	dbPath := filepath.Join(o.Data, "folio.db")
 	if _, err := os.Stat(dbPath); err != nil {

@@ -344,7 +344,7 @@ func TestMigrateResumesAfterInterruption(t *testing.T) {
 	tg := newTarget(t)
 	// Count the steps of a whole run first, on another target.
 	o := in.options(newTarget(t))
-	o.BatchRows = 7
+	o.BatchRows = 25
 	steps := 0
 	o.afterStep = func() { steps++ }
 	r, err := Run(context.Background(), o)
@@ -362,7 +362,7 @@ func TestMigrateResumesAfterInterruption(t *testing.T) {
 	for _, stopAt := range []int{steps / 3, steps / 3} {
 		ctx, cancel := context.WithCancel(context.Background())
 		o := in.options(tg)
-		o.BatchRows = 7
+		o.BatchRows = 25
 		n := 0
 		o.afterStep = func() {
 			if n++; n == stopAt {
@@ -377,7 +377,7 @@ func TestMigrateResumesAfterInterruption(t *testing.T) {
 		_ = r
 	}
 	o = in.options(tg)
-	o.BatchRows = 7
+	o.BatchRows = 25
 	r, err = Run(context.Background(), o)
 	complete(t, r, err)
 	var copied int64
