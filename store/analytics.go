@@ -28,15 +28,7 @@ func (db *DB) JobAnalytics(ctx context.Context, f app.AnalyticsFilter) ([]app.An
 		return nil, err
 	}
 	defer rows.Close()
-	var out []app.AnalyticsRow
-	for rows.Next() {
-		r, err := scan.AnalyticsRow(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return scan.All(rows, scan.AnalyticsRow)
 }
 
 // statsUnion is scan.StatsUnion with SQLite's placeholders.
@@ -95,15 +87,7 @@ func (db *DB) TemplateStats(ctx context.Context, teamID string, from, to time.Ti
 		return nil, err
 	}
 	defer rows.Close()
-	out := []app.TemplateStat{}
-	for rows.Next() {
-		s, err := scan.TemplateStat(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return scan.All(rows, scan.TemplateStat)
 }
 
 // HourCounts counts a team's ended jobs in [from, to) by hour of the day (UTC).
@@ -114,13 +98,5 @@ func (db *DB) HourCounts(ctx context.Context, teamID string, from, to time.Time)
 		return nil, err
 	}
 	defer rows.Close()
-	out := []app.HourCount{}
-	for rows.Next() {
-		h, err := scan.HourCount(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, rows.Err()
+	return scan.All(rows, scan.HourCount)
 }

@@ -55,15 +55,7 @@ func (db *DB) FindBatchDocs(ctx context.Context, batchID string, ids []string) (
 		return nil, err
 	}
 	defer rows.Close()
-	var out []app.BatchDoc
-	for rows.Next() {
-		d, err := scan.BatchDoc(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return scan.All(rows, scan.BatchDoc)
 }
 
 // findBatchJobs returns a batch's jobs in request order (rowid order).
@@ -75,13 +67,5 @@ func findBatchJobs(ctx context.Context, q querier, batchID string) ([]*app.Job, 
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*app.Job
-	for rows.Next() {
-		j, err := scan.Job(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, j)
-	}
-	return out, rows.Err()
+	return scan.Jobs(rows)
 }

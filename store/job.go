@@ -197,24 +197,12 @@ func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events 
 // ends the batch with its last job, returning the batch and its jobs when it
 // ended (nil when it goes on).
 func countInBatch(ctx context.Context, tx *Tx, batchID, status string, at time.Time) (*app.Batch, []*app.Job, error) {
-	col := "failed"
-	if status == app.StatusCompleted {
-		col = "completed"
-	}
-	b, err := scan.Batch(tx.QueryRowContext(ctx, `UPDATE batches SET `+col+` = `+col+` + 1 WHERE id = ? RETURNING `+scan.BatchCols, batchID))
-	if err != nil {
-		return nil, nil, err
-	}
-	end, ends := b.EndStatus()
-	if !ends {
-		return nil, nil, nil
-	}
-	if b, err = scan.Batch(tx.QueryRowContext(ctx, `UPDATE batches SET status = ?, completed_at = ? WHERE id = ? RETURNING `+scan.BatchCols,
-		end, ms(at), batchID)); err != nil {
-		return nil, nil, err
-	}
-	jobs, err := findBatchJobs(ctx, tx, batchID)
-	return b, jobs, err
+	return scan.CountInBatch(status, func(col string) (*app.Batch, error) {
+		return scan.Batch(tx.QueryRowContext(ctx, `UPDATE batches SET `+col+` = `+col+` + 1 WHERE id = ? RETURNING `+scan.BatchCols, batchID))
+	}, func(end string) (*app.Batch, error) {
+		return scan.Batch(tx.QueryRowContext(ctx, `UPDATE batches SET status = ?, completed_at = ? WHERE id = ? RETURNING `+scan.BatchCols,
+			end, ms(at), batchID))
+	}, func() ([]*app.Job, error) { return findBatchJobs(ctx, tx, batchID) })
 }
 
 // DeleteJobs removes a team's jobs among ids. A job that had not ended is
@@ -285,35 +273,19 @@ func (db *DB) ExportJobs(ctx context.Context, f app.ExportFilter, fn func(*app.J
 		return err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		j, err := scan.Job(rows)
-		if err != nil {
-			return err
-		}
-		if err := fn(j); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return scan.EachJob(rows, fn)
 }
 
 // QueueCounts returns a team's queue figures.
 func (db *DB) QueueCounts(ctx context.Context, teamID string, now time.Time) (*app.QueueStats, error) {
-	var st app.QueueStats
-	var oldest sql.NullInt64
 	// jobs_team_ended finds the last hour's ends of the team alone.
-	err := db.read.QueryRowContext(ctx, `SELECT
+	return scan.QueueStats(db.read.QueryRowContext(ctx, `SELECT
 		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'pending'),
 		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'processing'),
 		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'completed' AND completed_at >= ?2),
 		(SELECT COUNT(*) FROM jobs WHERE team_id = ?1 AND status = 'failed' AND completed_at >= ?2),
 		(SELECT MIN(created_at) FROM jobs WHERE team_id = ?1 AND status = 'pending')`,
-		teamID, ms(now.Add(-time.Hour))).Scan(&st.Pending, &st.Processing, &st.CompletedLastHour, &st.FailedLastHour, &oldest)
-	if err != nil {
-		return nil, err
-	}
-	st.OldestPendingAgeSeconds = scan.QueueAge(now, oldest)
-	return &st, nil
+		teamID, ms(now.Add(-time.Hour))), now)
 }
 
 // ExpiredFiles lists jobs whose files expired before now.
@@ -323,15 +295,7 @@ func (db *DB) ExpiredFiles(ctx context.Context, now time.Time, limit int) ([]*ap
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*app.Job
-	for rows.Next() {
-		j, err := scan.Job(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, j)
-	}
-	return out, rows.Err()
+	return scan.Jobs(rows)
 }
 
 // ClearFile forgets a job's file, and drops the document when the

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 
 	"folio/app"
 	"folio/store/internal/scan"
@@ -17,7 +15,7 @@ import (
 // charge the quota no longer covers (another request spent it meanwhile)
 // fails the whole call with the quota error: no job is recorded.
 func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r app.JobResult, events app.EventBuilder) (app.FinishOutcome, error) {
-	ended := *scan.EndedJob(j, r)
+	ended := scan.EndedJob(j, r)
 	var out app.FinishOutcome
 	err := db.tx(ctx, func(tx *Tx) error {
 		out = app.FinishOutcome{}
@@ -113,12 +111,7 @@ func insertJobFile(ctx context.Context, tx *Tx, jobID string, data []byte) error
 // FindJobFile returns the document kept in the database for a job; a job
 // whose document is a file (or gone) is ErrNotFound (ECodeFileGone).
 func (db *DB) FindJobFile(ctx context.Context, jobID string) ([]byte, error) {
-	var data []byte
-	err := db.read.QueryRowContext(ctx, `SELECT data FROM job_files WHERE job_id = ?`, jobID).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeFileGone, "document")
-	}
-	return data, err
+	return scan.JobFile(db.read.QueryRowContext(ctx, `SELECT data FROM job_files WHERE job_id = ?`, jobID))
 }
 
 // CheckQuota reports, without charging, whether c still covers n more
@@ -128,11 +121,6 @@ func (db *DB) CheckQuota(ctx context.Context, c *app.Charge, n int64) error {
 	if c == nil || c.Quota == app.NoQuota {
 		return nil
 	}
-	var used, credits int64
-	err := db.read.QueryRowContext(ctx, `SELECT COALESCE((SELECT documents FROM usage WHERE team_id = ?1 AND month = ?2), 0), credits
-		FROM teams WHERE id = ?1`, c.TeamID, c.Month).Scan(&used, &credits)
-	if err != nil {
-		return err
-	}
-	return c.Covers(used, credits, n)
+	return scan.Covers(db.read.QueryRowContext(ctx, `SELECT COALESCE((SELECT documents FROM usage WHERE team_id = ?1 AND month = ?2), 0), credits
+		FROM teams WHERE id = ?1`, c.TeamID, c.Month), c, n)
 }

@@ -6,19 +6,14 @@ import (
 	"errors"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.UsageStore = (*DB)(nil)
 
 // FindUsage returns a team's counters for a month (zero when none).
 func (db *DB) FindUsage(ctx context.Context, teamID, month string) (app.UsageCounts, error) {
-	var u app.UsageCounts
-	err := db.read.QueryRowContext(ctx, `SELECT documents, credits_used FROM usage WHERE team_id = ? AND month = ?`, teamID, month).
-		Scan(&u.Documents, &u.CreditsUsed)
-	if errors.Is(err, sql.ErrNoRows) {
-		return u, nil
-	}
-	return u, err
+	return scan.Usage(db.read.QueryRowContext(ctx, `SELECT documents, credits_used FROM usage WHERE team_id = ? AND month = ?`, teamID, month))
 }
 
 // chargeJobs pays for jobs inside the transaction that inserts them: from

@@ -89,44 +89,29 @@ func storeEvents(ctx context.Context, tx *Tx, events []*app.Event) ([]*app.Event
 	return storeWanted(ctx, tx, events, map[string]map[string]bool{})
 }
 
+// outbox stores events in tx (scan.Outbox: only those an enabled
+// subscription of their team asks for).
+func outbox(ctx context.Context, tx *Tx) scan.Outbox {
+	return scan.Outbox{
+		Subscribed: func(teamID string) (map[string]bool, error) { return subscribedEvents(ctx, tx, teamID) },
+		Insert: func(e *app.Event) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO events (id, team_id, type, payload, created_at, request_id) VALUES (?, ?, ?, ?, ?, ?)`,
+				e.ID, e.TeamID, e.Type, string(e.Payload), ms(e.CreatedAt), e.RequestID)
+			return err
+		},
+	}
+}
+
 // buildEvents builds the events of a job's end with build and stores those
-// an enabled subscription of teamID asks for, returning them. A team
-// without one (most teams) gets no event built: build marshals a payload
-// and signs a download link, work the writer would throw away.
+// an enabled subscription of teamID asks for, returning them (Outbox.Build).
 func buildEvents(ctx context.Context, tx *Tx, teamID string, build func() ([]*app.Event, error)) ([]*app.Event, error) {
-	types, err := subscribedEvents(ctx, tx, teamID)
-	if err != nil || len(types) == 0 {
-		return nil, err
-	}
-	built, err := build()
-	if err != nil {
-		return nil, err
-	}
-	return storeWanted(ctx, tx, built, map[string]map[string]bool{teamID: types})
+	return outbox(ctx, tx).Build(teamID, build)
 }
 
 // storeWanted is storeEvents with the subscriptions of some teams already
 // read (wanted: team -> event type -> wanted).
 func storeWanted(ctx context.Context, tx *Tx, events []*app.Event, wanted map[string]map[string]bool) ([]*app.Event, error) {
-	var stored []*app.Event
-	for _, e := range events {
-		if wanted[e.TeamID] == nil {
-			types, err := subscribedEvents(ctx, tx, e.TeamID)
-			if err != nil {
-				return nil, err
-			}
-			wanted[e.TeamID] = types
-		}
-		if !wanted[e.TeamID][e.Type] {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, team_id, type, payload, created_at, request_id) VALUES (?, ?, ?, ?, ?, ?)`,
-			e.ID, e.TeamID, e.Type, string(e.Payload), ms(e.CreatedAt), e.RequestID); err != nil {
-			return nil, err
-		}
-		stored = append(stored, e)
-	}
-	return stored, nil
+	return outbox(ctx, tx).Store(events, wanted)
 }
 
 // subscribedEvents returns the event types the team's enabled
@@ -137,17 +122,7 @@ func subscribedEvents(ctx context.Context, tx *Tx, teamID string) (map[string]bo
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var raw string
-		if err := rows.Scan(&raw); err != nil {
-			return nil, err
-		}
-		if err := scan.AddEventTypes(out, raw); err != nil {
-			return nil, err
-		}
-	}
-	return out, rows.Err()
+	return scan.SubscribedTypes(rows)
 }
 
 // DispatchEvent creates the event's deliveries and marks it dispatched. The

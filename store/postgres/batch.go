@@ -52,13 +52,5 @@ func (db *DB) FindBatchDocs(ctx context.Context, batchID string, ids []string) (
 		return nil, err
 	}
 	defer rows.Close()
-	var out []app.BatchDoc
-	for rows.Next() {
-		d, err := scan.BatchDoc(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return scan.All(rows, scan.BatchDoc)
 }

@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -175,7 +173,7 @@ func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events 
 		if events == nil {
 			return nil
 		}
-		out.Events, err = buildEvents(ctx, tx, j.TeamID, func() ([]*app.Event, error) { return events(j, out.Batch, batchJobs) })
+		out.Events, err = outbox(ctx, tx).Build(j.TeamID, func() ([]*app.Event, error) { return events(j, out.Batch, batchJobs) })
 		return err
 	})
 	return out, err
@@ -205,24 +203,12 @@ func recordEnd(ctx context.Context, tx pgx.Tx, j *app.Job, output []byte) error 
 // ends the batch with its last job, returning the batch and its jobs when it
 // ended (nil when it goes on).
 func countInBatch(ctx context.Context, tx pgx.Tx, batchID, status string, at time.Time) (*app.Batch, []*app.Job, error) {
-	col := "failed"
-	if status == app.StatusCompleted {
-		col = "completed"
-	}
-	b, err := scan.Batch(tx.QueryRow(ctx, `UPDATE batches SET `+col+` = `+col+` + 1 WHERE id = $1 RETURNING `+scan.BatchCols, batchID))
-	if err != nil {
-		return nil, nil, err
-	}
-	end, ends := b.EndStatus()
-	if !ends {
-		return nil, nil, nil
-	}
-	if b, err = scan.Batch(tx.QueryRow(ctx, `UPDATE batches SET status = $1, completed_at = $2 WHERE id = $3 RETURNING `+scan.BatchCols,
-		end, ms(at), batchID)); err != nil {
-		return nil, nil, err
-	}
-	jobs, err := findBatchJobs(ctx, tx, batchID)
-	return b, jobs, err
+	return scan.CountInBatch(status, func(col string) (*app.Batch, error) {
+		return scan.Batch(tx.QueryRow(ctx, `UPDATE batches SET `+col+` = `+col+` + 1 WHERE id = $1 RETURNING `+scan.BatchCols, batchID))
+	}, func(end string) (*app.Batch, error) {
+		return scan.Batch(tx.QueryRow(ctx, `UPDATE batches SET status = $1, completed_at = $2 WHERE id = $3 RETURNING `+scan.BatchCols,
+			end, ms(at), batchID))
+	}, func() ([]*app.Job, error) { return findBatchJobs(ctx, tx, batchID) })
 }
 
 // findBatchJobs returns a batch's jobs in request order (seq order).
@@ -237,15 +223,7 @@ func findBatchJobs(ctx context.Context, q querier, batchID string) ([]*app.Job, 
 // collectJobs reads rows of scan.JobCols and closes them.
 func collectJobs(rows pgx.Rows) ([]*app.Job, error) {
 	defer rows.Close()
-	var out []*app.Job
-	for rows.Next() {
-		j, err := scan.Job(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, j)
-	}
-	return out, rows.Err()
+	return scan.Jobs(rows)
 }
 
 // DeleteJobs removes a team's jobs among ids. A job that had not ended is
@@ -311,7 +289,7 @@ func (db *DB) DeleteJobs(ctx context.Context, teamID string, ids []string, now t
 			}
 			out.Events = append(out.Events, e)
 		}
-		_, err = storeWanted(ctx, tx, out.Events, map[string]map[string]bool{})
+		_, err = outbox(ctx, tx).Store(out.Events, map[string]map[string]bool{})
 		return err
 	})
 	return out, err
@@ -338,34 +316,18 @@ func (db *DB) ExportJobs(ctx context.Context, f app.ExportFilter, fn func(*app.J
 		return err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		j, err := scan.Job(rows)
-		if err != nil {
-			return err
-		}
-		if err := fn(j); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return scan.EachJob(rows, fn)
 }
 
 // QueueCounts returns a team's queue figures.
 func (db *DB) QueueCounts(ctx context.Context, teamID string, now time.Time) (*app.QueueStats, error) {
-	var st app.QueueStats
-	var oldest sql.NullInt64
-	err := db.pool.QueryRow(ctx, `SELECT
+	return scan.QueueStats(db.pool.QueryRow(ctx, `SELECT
 		(SELECT COUNT(*) FROM jobs WHERE team_id = $1 AND status = 'pending'),
 		(SELECT COUNT(*) FROM jobs WHERE team_id = $1 AND status = 'processing'),
 		(SELECT COUNT(*) FROM jobs WHERE team_id = $1 AND status = 'completed' AND completed_at >= $2),
 		(SELECT COUNT(*) FROM jobs WHERE team_id = $1 AND status = 'failed' AND completed_at >= $2),
 		(SELECT MIN(created_at) FROM jobs WHERE team_id = $1 AND status = 'pending')`,
-		teamID, ms(now.Add(-time.Hour))).Scan(&st.Pending, &st.Processing, &st.CompletedLastHour, &st.FailedLastHour, &oldest)
-	if err != nil {
-		return nil, err
-	}
-	st.OldestPendingAgeSeconds = scan.QueueAge(now, oldest)
-	return &st, nil
+		teamID, ms(now.Add(-time.Hour))), now)
 }
 
 // ExpiredFiles lists jobs whose files expired before now.
@@ -406,12 +368,7 @@ func (db *DB) UnfinishedJobIDs(ctx context.Context, createdBefore time.Time) ([]
 // FindJobFile returns the document kept in the database for a job; a job
 // whose document is a file (or gone) is ErrNotFound (ECodeFileGone).
 func (db *DB) FindJobFile(ctx context.Context, jobID string) ([]byte, error) {
-	var data []byte
-	err := db.pool.QueryRow(ctx, `SELECT data FROM job_files WHERE job_id = $1`, jobID).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeFileGone, "document")
-	}
-	return data, err
+	return scan.JobFile(db.pool.QueryRow(ctx, `SELECT data FROM job_files WHERE job_id = $1`, jobID))
 }
 
 // RecordJob records a job that ran to its end before anything of it was
@@ -422,7 +379,8 @@ func (db *DB) FindJobFile(ctx context.Context, jobID string) ([]byte, error) {
 // counted under the team's lock) records nothing and returns the quota
 // error.
 func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r app.JobResult, events app.EventBuilder) (app.FinishOutcome, error) {
-	ended := scan.EndedJob(j, r)
+	e := scan.EndedJob(j, r)
+	ended := &e
 	var out app.FinishOutcome
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		out = app.FinishOutcome{}
@@ -444,7 +402,7 @@ func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r a
 			return nil
 		}
 		var err error
-		out.Events, err = buildEvents(ctx, tx, ended.TeamID, func() ([]*app.Event, error) { return events(ended, nil, nil) })
+		out.Events, err = outbox(ctx, tx).Build(ended.TeamID, func() ([]*app.Event, error) { return events(ended, nil, nil) })
 		return err
 	})
 	if err != nil {
@@ -459,11 +417,6 @@ func (db *DB) CheckQuota(ctx context.Context, c *app.Charge, n int64) error {
 	if c == nil || c.Quota == app.NoQuota {
 		return nil
 	}
-	var used, credits int64
-	err := db.pool.QueryRow(ctx, `SELECT COALESCE((SELECT documents FROM usage WHERE team_id = $1 AND month = $2), 0), credits
-		FROM teams WHERE id = $1`, c.TeamID, c.Month).Scan(&used, &credits)
-	if err != nil {
-		return err
-	}
-	return c.Covers(used, credits, n)
+	return scan.Covers(db.pool.QueryRow(ctx, `SELECT COALESCE((SELECT documents FROM usage WHERE team_id = $1 AND month = $2), 0), credits
+		FROM teams WHERE id = $1`, c.TeamID, c.Month), c, n)
 }

@@ -8,19 +8,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.UsageStore = (*DB)(nil)
 
 // FindUsage returns a team's counters for a month (zero when none).
 func (db *DB) FindUsage(ctx context.Context, teamID, month string) (app.UsageCounts, error) {
-	var u app.UsageCounts
-	err := db.pool.QueryRow(ctx, `SELECT documents, credits_used FROM usage WHERE team_id = $1 AND month = $2`, teamID, month).
-		Scan(&u.Documents, &u.CreditsUsed)
-	if errors.Is(err, sql.ErrNoRows) {
-		return u, nil
-	}
-	return u, err
+	return scan.Usage(db.pool.QueryRow(ctx, `SELECT documents, credits_used FROM usage WHERE team_id = $1 AND month = $2`, teamID, month))
 }
 
 // chargeJobs pays for n jobs inside the transaction that inserts them:

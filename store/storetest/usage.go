@@ -12,6 +12,7 @@ var usageCases = []Case{
 	{"ChargesStopAtTheQuotaConcurrently", chargesStopAtTheQuotaConcurrently},
 	{"RecordJobChargesWhatCompleted", recordJobChargesWhatCompleted},
 	{"DeleteRefundsUnfinishedJobs", deleteRefundsUnfinishedJobs},
+	{"DeleteAndFinishRace", deleteAndFinishRace},
 }
 
 // wantUsage fails unless team's usage of month and credits are as given.
@@ -235,5 +236,63 @@ func deleteRefundsUnfinishedJobs(t *testing.T, s Store) {
 	for _, id := range []string{"bat_1", "bat_2"} {
 		_, err := s.FindBatchByID(ctx, team, id)
 		wantCode(t, "a purged batch", err, app.ECodeBatchNotFound)
+	}
+}
+
+// deleteAndFinishRace deletes a running job of a batch while its worker
+// finishes it and the batch's other job ends: either the delete came first
+// (the job is refunded and counted failed, the finish records nothing) or
+// the finish did (the job completed and stays charged); the batch ends
+// exactly once either way, with all its jobs counted.
+func deleteAndFinishRace(t *testing.T, s Store) {
+	team := mustUser(t, s, "race@example.com").PersonalTeamID
+	month := app.Month(t0)
+	for round := range 6 {
+		id := fmt.Sprintf("bat_%d", round)
+		ids := mustBatch(t, s, &app.Charge{TeamID: team, Month: month, Quota: app.NoQuota}, team, id, 2)
+		for _, j := range ids {
+			if _, ok, err := s.StartJob(ctx, j, t0); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+		}
+		before, _ := s.FindUsage(ctx, team, month)
+		var del app.DeleteOutcome
+		var fin [2]app.FinishOutcome
+		errs := concurrently(3, func(i int) error {
+			var err error
+			switch i {
+			case 0:
+				del, err = s.DeleteJobs(ctx, team, []string{ids[0]}, t0, nil)
+			default:
+				fin[i-1], err = s.FinishJob(ctx, ids[i-1], app.JobResult{Status: app.StatusCompleted, CompletedAt: t0}, nil)
+			}
+			return err
+		})
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d, call %d: %v", round, i, err)
+			}
+		}
+		if len(del.Jobs) != 1 || !fin[1].Ended {
+			t.Fatalf("round %d: delete %+v, finish of the other job %+v", round, del, fin[1])
+		}
+		ends := len(del.Batches)
+		for _, f := range fin {
+			if f.Batch != nil {
+				ends++
+			}
+		}
+		b, err := s.FindBatchByID(ctx, team, id)
+		if err != nil || ends != 1 || b.Status != app.StatusCompleted || b.Completed+b.Failed != 2 {
+			t.Fatalf("round %d: the batch ended %d times: %+v, %v", round, ends, b, err)
+		}
+		after, _ := s.FindUsage(ctx, team, month)
+		if fin[0].Ended { // the finish came first: charged, completed
+			if b.Completed != 2 || after.Documents != before.Documents {
+				t.Fatalf("round %d, finish first: batch %+v, usage %+v -> %+v", round, b, before, after)
+			}
+		} else if b.Failed != 1 || after.Documents != before.Documents-1 {
+			t.Fatalf("round %d, delete first: batch %+v, usage %+v -> %+v", round, b, before, after)
+		}
 	}
 }

@@ -63,3 +63,29 @@ func BatchDoc(row Row) (app.BatchDoc, error) {
 	d.ExpiresAt = FromNullMS(expires)
 	return d, err
 }
+
+// CountInBatch counts a job's end in its batch and ends the batch with its
+// last job. raise adds one to the batch's column ("completed" or "failed")
+// and returns the batch as counted, under the batch's lock; end sets its
+// final status; jobs reads its jobs. It returns the ended batch and its
+// jobs, or nil when the batch goes on.
+func CountInBatch(status string, raise func(col string) (*app.Batch, error), end func(status string) (*app.Batch, error),
+	jobs func() ([]*app.Job, error)) (*app.Batch, []*app.Job, error) {
+	col := "failed"
+	if status == app.StatusCompleted {
+		col = "completed"
+	}
+	b, err := raise(col)
+	if err != nil {
+		return nil, nil, err
+	}
+	final, ends := b.EndStatus()
+	if !ends {
+		return nil, nil, nil
+	}
+	if b, err = end(final); err != nil {
+		return nil, nil, err
+	}
+	list, err := jobs()
+	return b, list, err
+}

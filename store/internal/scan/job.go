@@ -101,7 +101,7 @@ func MSPtr(t *time.Time) *int64 {
 // EndedJob is j as a synchronous generate's RecordJob stores it, ended as
 // r says: times as stored (whole milliseconds), so that the events and the
 // answer built from it match every later read.
-func EndedJob(j *app.Job, r app.JobResult) *app.Job {
+func EndedJob(j *app.Job, r app.JobResult) app.Job {
 	stored := func(t *time.Time) *time.Time {
 		if t == nil {
 			return nil
@@ -119,7 +119,7 @@ func EndedJob(j *app.Job, r app.JobResult) *app.Job {
 		ended.StartedAt = ended.CompletedAt
 	}
 	ended.Attempts = max(ended.Attempts, 1)
-	return &ended
+	return ended
 }
 
 // A job list's cursor is the position of a page's last row in its order:
@@ -147,11 +147,7 @@ func ParseJobCursor(c string) (at, seq int64, err error) {
 // JobPage reads a job list's rows (JobListCols and the row's order
 // column) into a page of at most limit jobs, and completes info: More and
 // Next when a row follows, the total past the count from the rows seen.
-func JobPage(rows interface {
-	Row
-	Next() bool
-	Err() error
-}, limit, offset int, info *app.ListInfo) ([]*app.Job, error) {
+func JobPage(rows Rows, limit, offset int, info *app.ListInfo) ([]*app.Job, error) {
 	list := []*app.Job{}
 	var last int64
 	for rows.Next() {
@@ -181,11 +177,73 @@ func JobPage(rows interface {
 	return list, nil
 }
 
-// QueueAge is the age at now of the oldest pending job created at oldest
-// (NULL: none), in seconds.
-func QueueAge(now time.Time, oldest sql.NullInt64) float64 {
-	if !oldest.Valid {
-		return 0
+// QueueStats reads a team's queue figures at now: (pending, processing,
+// completed and failed in the last hour, the oldest pending job's
+// creation or NULL).
+func QueueStats(row Row, now time.Time) (*app.QueueStats, error) {
+	var st app.QueueStats
+	var oldest sql.NullInt64
+	if err := row.Scan(&st.Pending, &st.Processing, &st.CompletedLastHour, &st.FailedLastHour, &oldest); err != nil {
+		return nil, err
 	}
-	return max(0, float64(MS(now)-oldest.Int64)/1000)
+	if oldest.Valid {
+		st.OldestPendingAgeSeconds = max(0, float64(MS(now)-oldest.Int64)/1000)
+	}
+	return &st, nil
+}
+
+// Jobs reads every row of JobCols (or JobListCols).
+func Jobs(rows Rows) ([]*app.Job, error) {
+	var out []*app.Job
+	return out, EachJob(rows, func(j *app.Job) error {
+		out = append(out, j)
+		return nil
+	})
+}
+
+// EachJob reads rows of JobCols (or JobListCols) and calls fn with each
+// job, stopping at its first error.
+func EachJob(rows Rows, fn func(*app.Job) error) error {
+	for rows.Next() {
+		j, err := Job(rows)
+		if err != nil {
+			return err
+		}
+		if err := fn(j); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// JobFile reads a job's document (a row of job_files.data); no row is
+// ECodeFileGone: the document is a file, or gone.
+func JobFile(row Row) ([]byte, error) {
+	var data []byte
+	err := row.Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, app.ErrNotFound(app.ECodeFileGone, "document")
+	}
+	return data, err
+}
+
+// Usage reads a team's month of usage (documents, credits_used); no row
+// is zero.
+func Usage(row Row) (app.UsageCounts, error) {
+	var u app.UsageCounts
+	err := row.Scan(&u.Documents, &u.CreditsUsed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return app.UsageCounts{}, nil
+	}
+	return u, err
+}
+
+// Covers reads (the month's documents, the team's credits) and reports
+// whether c covers n more documents: CheckQuota.
+func Covers(row Row, c *app.Charge, n int64) error {
+	var used, credits int64
+	if err := row.Scan(&used, &credits); err != nil {
+		return err
+	}
+	return c.Covers(used, credits, n)
 }
