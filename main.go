@@ -33,6 +33,7 @@ import (
 	"folio/render/pades"
 	"folio/store"
 	"folio/store/postgres"
+	"folio/store/transfer"
 	"folio/web"
 	"folio/web/client"
 	"folio/web/dashboard"
@@ -912,7 +913,7 @@ func newFlagSet() *flag.FlagSet { return flag.NewFlagSet("serve", flag.ContinueO
 // bbolt file), so they are safe beside a running server.
 func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: folio admin create-user|verify-email|set-plan|add-credits|backup|grow [flags]")
+		return fmt.Errorf("usage: folio admin create-user|verify-email|set-plan|add-credits|backup|grow|migrate [flags]")
 	}
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet("admin "+cmd, flag.ContinueOnError)
@@ -934,6 +935,8 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&g.Jobs, "jobs", 10_000, "grow: job rows to write")
 	fs.IntVar(&g.Teams, "teams", 1000, "grow: small teams beside the big one")
 	fs.IntVar(&g.Days, "days", 90, "grow: days of history")
+	toDB := fs.String("to-database-url", "", "migrate: the PostgreSQL database to copy the install into (postgres://...)")
+	toFiles := fs.String("to-files-url", "", "migrate: the S3 bucket to copy the files into (s3://bucket/prefix?endpoint=...); credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
 	envDefaults(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -951,6 +954,8 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return backup(ctx, *data, *out, *withFiles, *timeout, web.BackupTimeouts{}, stdout, stderr)
 	case "grow":
 		return grow(ctx, *data, g, stdout, stderr)
+	case "migrate":
+		return migrateInstall(ctx, *data, *toDB, *toFiles, stdout, stderr)
 	}
 	if _, err := app.FindPlan(*defaultPlan); err != nil && cmd == "create-user" {
 		return fmt.Errorf("--default-plan: %w", err)
@@ -994,7 +999,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "team %s (%s) now has %d credits\n", t.ID, t.Slug, t.Credits)
 	default:
-		return fmt.Errorf("unknown admin command %q (create-user, verify-email, set-plan, add-credits, backup, grow)", cmd)
+		return fmt.Errorf("unknown admin command %q (create-user, verify-email, set-plan, add-credits, backup, grow, migrate)", cmd)
 	}
 	return nil
 }
@@ -1367,6 +1372,25 @@ func grow(ctx context.Context, data string, opts store.GrowOptions, stdout, stde
 		return err
 	}
 	fmt.Fprintf(stdout, "grew %s in %.1f s: %v\n", data, res.Seconds, res.Counts)
+	return nil
+}
+
+// migrateInstall copies a stopped embedded install into PostgreSQL and S3
+// and verifies the copy (docs/deploy.md, Moving an embedded install). It
+// can be run again: an interrupted copy goes on, a complete one is
+// verified and nothing is copied.
+func migrateInstall(ctx context.Context, data, toDB, toFiles string, stdout, stderr io.Writer) error {
+	if toDB == "" {
+		return fmt.Errorf("migrate: --to-database-url is required (postgres://...)")
+	}
+	r, err := transfer.Run(ctx, transfer.Options{Data: data, DatabaseURL: toDB, FilesURL: toFiles, Log: stderr})
+	if r != nil {
+		transfer.WriteReport(stdout, r)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "the copy of %s is complete and verified\n", data)
 	return nil
 }
 

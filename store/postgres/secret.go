@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -31,11 +32,36 @@ func (db *DB) Secret(ctx context.Context, name string) ([]byte, error) {
 	if _, err := rand.Read(offer); err != nil {
 		return nil, err
 	}
+	return db.offerSecret(ctx, name, offer)
+}
+
+// offerSecret stores value as the key called name unless the database
+// holds one already, and returns the one it holds.
+func (db *DB) offerSecret(ctx context.Context, name string, value []byte) ([]byte, error) {
 	if _, err := db.pool.Exec(ctx, `INSERT INTO secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`,
-		name, offer, ms(time.Now())); err != nil {
+		name, value, ms(time.Now())); err != nil {
 		return nil, err
 	}
 	return db.readSecret(ctx, name)
+}
+
+// ImportSecret stores an embedded install's key (keys/NAME.key) when the
+// database has none of that name yet (folio admin migrate), so that moving
+// to PostgreSQL keeps the tokens, download links and sealed signing keys
+// valid. A database that already holds a different key is an error:
+// replacing it would break what it signed or sealed.
+func (db *DB) ImportSecret(ctx context.Context, name string, value []byte) error {
+	if len(value) != secretSize {
+		return fmt.Errorf("key %s: expected %d bytes, found %d", name, secretSize, len(value))
+	}
+	v, err := db.offerSecret(ctx, name, value)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(v, value) {
+		return fmt.Errorf("the database already holds a different %s key; it signed or sealed what is stored there, so it is kept", name)
+	}
+	return nil
 }
 
 func (db *DB) readSecret(ctx context.Context, name string) ([]byte, error) {
