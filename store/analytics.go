@@ -92,15 +92,16 @@ func slotCeil(t time.Time) int64 { return (t.UnixMilli() + 3599999) / 3600000 }
 // template and of the whole team, and to the hour totals (inside
 // FinishJob and RecordJob): one insert into the view job_count, whose
 // trigger runs the seven upserts (migration 0026; the two by template
-// alone are 0022's, for dashboard insights).
+// alone are 0022's, for dashboard insights) and, for a completed job made
+// with an API key, counts it on the key (0029).
 func countJob(ctx context.Context, tx *Tx, j *app.Job) error {
 	var dur int64
 	var n int
 	if j.DurationMS != nil {
 		dur, n = *j.DurationMS, 1
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO job_count (team_id, slot, template_id, status, format, duration_sum, duration_count)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, j.TeamID, slotOf(j.CreatedAt), j.TemplateID, j.Status, j.Format, dur, n)
+	_, err := tx.ExecContext(ctx, `INSERT INTO job_count (team_id, slot, template_id, status, format, duration_sum, duration_count, api_key_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, j.TeamID, slotOf(j.CreatedAt), j.TemplateID, j.Status, j.Format, dur, n, j.APIKeyID)
 	return err
 }
 
