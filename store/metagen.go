@@ -21,6 +21,6 @@ func (db *DB) MetadataGeneration(ctx context.Context) (int64, error) {
 // shortRead is ctx for a read of a row or two by key, which ends in
 // microseconds: without its cancellation. With a context that can end,
 // database/sql watches the rows and the driver the statement, each with a
-// goroutine of its own per statement (and the driver a progress handler):
-// for such a read that watching cost more than the read.
+// goroutine of its own per statement (and the driver a progress handler),
+// which such a read does not need.
 func shortRead(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
