@@ -177,6 +177,10 @@ func TestGenerateAndDownloadPDF(t *testing.T) {
 	if list.str("meta.total") != "2" || len(list.get("data").([]any)) != 1 {
 		t.Fatalf("job list = %s", list.raw)
 	}
+	// The queued job counts on its key too (FinishJob's path).
+	if st := s.must(200, "GET", "/api/api-keys/"+kid+"/stats", u.token, nil); st.str("documentsGenerated") != "2" {
+		t.Fatalf("stats after the async document: %s", st.raw)
+	}
 }
 
 func flip(c byte) string {

@@ -78,6 +78,12 @@ type DocumentService struct {
 
 	draining chan struct{} // closed when the workers stop
 	running  atomic.Int32  // live workers
+
+	// recording counts the synchronous generates whose one write runs
+	// after their worker went on to the next job (syncrun.go); stopping
+	// waits for them. recordSlots bounds them.
+	recording   sync.WaitGroup
+	recordSlots chan struct{}
 }
 
 // GenerateInput is the body of POST /api/v1/documents/generate.

@@ -154,11 +154,16 @@ func (s *DocumentService) recordRunning(ctx context.Context, r *syncRun) error {
 
 // runSync runs a synchronous generate on a worker: render, then one write.
 func (s *DocumentService) runSync(run context.Context, r *syncRun) {
-	defer close(r.done)
 	j := r.job
 	ctx := context.WithoutCancel(run) // records are written even while shutting down
 	s.begin(j.ID)
-	defer s.end(j.ID)
+	detached := false // the write went on without this worker
+	defer func() {
+		if !detached {
+			s.end(j.ID)
+			close(r.done)
+		}
+	}()
 	start := time.Now()
 	r.mu.Lock()
 	r.started = s.Now().UTC()
@@ -203,6 +208,36 @@ func (s *DocumentService) runSync(run context.Context, r *syncRun) {
 		return
 	}
 	res.DurationMS = time.Since(start).Milliseconds()
+	// The one write runs beside the next render: the worker takes its next
+	// job while the writer commits this one, so the cores keep rendering
+	// while a commit waits for the disk, and the documents that end
+	// meanwhile share one commit (docs/decisions.md, Issue 24: CPU beyond
+	// render, second pass). The request still answers only after the
+	// write; stopping waits for it (Start).
+	s.recordSlots <- struct{}{}
+	s.recording.Add(1)
+	detached = true
+	go func() {
+		defer func() {
+			<-s.recordSlots
+			s.end(j.ID)
+			close(r.done)
+			s.recording.Done()
+		}()
+		s.recordSync(ctx, r, res, start)
+	}()
+}
+
+// recordSlotsPerWorker bounds the synchronous writes still running per
+// worker: past it, a worker waits for the writer before its next render
+// (each holds a rendered document in memory).
+const recordSlotsPerWorker = 4
+
+// recordSync writes a synchronous generate's end: its job in one
+// transaction (RecordJob), or its row's end when the row was written
+// first (FinishJob).
+func (s *DocumentService) recordSync(ctx context.Context, r *syncRun, res JobResult, start time.Time) {
+	j := r.job
 	r.mu.Lock()
 	var out FinishOutcome
 	var err error

@@ -46,6 +46,7 @@ var errInterrupted = errors.New("interrupted by shutdown")
 func (s *DocumentService) Start(ctx context.Context, n int) (stop func(grace context.Context), err error) {
 	s.wake = make(chan struct{}, 1)
 	s.syncRuns = make(chan *syncRun)
+	s.recordSlots = make(chan struct{}, recordSlotsPerWorker*max(n, 1))
 	s.draining = make(chan struct{})
 	s.workers = max(n, 1)
 	if err := s.reconcile(ctx); err != nil {
@@ -85,6 +86,7 @@ func (s *DocumentService) Start(ctx context.Context, n int) (stop func(grace con
 			close(s.draining)
 			stopClaiming()
 			finishOrInterrupt(grace, &wg, interrupt)
+			s.recording.Wait() // the writes of renders already done
 		})
 	}, nil
 }

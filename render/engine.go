@@ -98,7 +98,7 @@ func (e *Engine) gate() *memoryGate {
 // again: the page compressors (about 600 KB each, up to 8). For an idle
 // server (app.IdleTrim's hook); renders running meanwhile are not
 // disturbed.
-func TrimCaches() { fpdf.DropCompressors() }
+func TrimCaches() { fpdf.DropCompressors(); text.UnloadFaces() }
 
 // NewEngine checks the fonts and returns an engine that renders with them.
 func NewEngine(fonts Fonts) (*Engine, error) {

@@ -48,10 +48,11 @@ func slotCeil(t time.Time) int64 { return scan.SlotCeil(t) }
 // template and of the whole team, and to the hour totals (inside
 // FinishJob and RecordJob): one insert into the view job_count, whose
 // trigger runs the seven upserts (migration 0026; the two by template
-// alone are 0022's, for dashboard insights).
+// alone are 0022's, for dashboard insights) and, for a completed job made
+// with an API key, counts it on the key (0029).
 func countJob(ctx context.Context, tx *Tx, j *app.Job) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO job_count (team_id, slot, template_id, status, format, duration_sum, duration_count)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, scan.CountArgs(j)...)
+	_, err := tx.ExecContext(ctx, `INSERT INTO job_count (team_id, slot, template_id, status, format, duration_sum, duration_count, api_key_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, append(scan.CountArgs(j), j.APIKeyID)...)
 	return err
 }
 

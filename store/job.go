@@ -168,11 +168,6 @@ func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events 
 		if err := countJob(ctx, tx, j); err != nil {
 			return err
 		}
-		if j.Status == app.StatusCompleted && j.APIKeyID != "" {
-			if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET documents = documents + 1 WHERE id = ?`, j.APIKeyID); err != nil {
-				return err
-			}
-		}
 		if j.Status == app.StatusFailed {
 			if err := refundJob(ctx, tx, j); err != nil {
 				return err

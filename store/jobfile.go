@@ -39,11 +39,6 @@ func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r a
 		if err := countJob(ctx, tx, &ended); err != nil {
 			return err
 		}
-		if ended.Status == app.StatusCompleted && ended.APIKeyID != "" {
-			if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET documents = documents + 1 WHERE id = ?`, ended.APIKeyID); err != nil {
-				return err
-			}
-		}
 		out.Ended, out.Job = true, &ended
 		if events == nil {
 			return nil
@@ -121,6 +116,6 @@ func (db *DB) CheckQuota(ctx context.Context, c *app.Charge, n int64) error {
 	if c == nil || c.Quota == app.NoQuota {
 		return nil
 	}
-	return scan.Covers(db.read.QueryRowContext(ctx, `SELECT COALESCE((SELECT documents FROM usage WHERE team_id = ?1 AND month = ?2), 0), credits
+	return scan.Covers(db.read.QueryRowContext(shortRead(ctx), `SELECT COALESCE((SELECT documents FROM usage WHERE team_id = ?1 AND month = ?2), 0), credits
 		FROM teams WHERE id = ?1`, c.TeamID, c.Month), c, n)
 }

@@ -446,7 +446,15 @@ func (db *DB) runCalls(group []*writeReq) {
 		return
 	}
 	savepoint := func(q string) error {
-		if _, err := stx.ExecContext(ctx, q); err != nil {
+		// Prepared once, like the writer's other statements (not
+		// traced: they are the group's, not a caller's).
+		var err error
+		if s := tx.cached(q); s != nil {
+			_, err = stx.StmtContext(ctx, s).ExecContext(ctx)
+		} else {
+			_, err = stx.ExecContext(ctx, q)
+		}
+		if err != nil {
 			return fmt.Errorf("%w: %w", errTxGone, err)
 		}
 		return nil

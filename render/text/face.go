@@ -31,13 +31,23 @@ import (
 type Face struct {
 	name string // PostScript-safe name, used as the PDF BaseFont
 
-	cov    []uint32 // lazy faces: covered characters, sorted inclusive ranges lo, hi, lo, hi...
-	load   func() ([]byte, error)
-	once   sync.Once
-	err    error // why a lazy face could not be loaded
-	loaded atomic.Bool
+	cov  []uint32 // lazy faces: covered characters, sorted inclusive ranges lo, hi, lo, hi...
+	load func() ([]byte, error)
 
-	// Set by parse (at once for ParseFace, on first use for lazy faces).
+	loadMu sync.Mutex // held while a lazy face loads
+	err    error      // why a lazy face could not be loaded (under loadMu; for good)
+
+	// st is the parsed face: set at once by ParseFace, on first use for a
+	// lazy face, and taken away again by UnloadFaces for a lazy face of
+	// the bundled fonts (the next use parses it again). A caller keeps the
+	// state it loaded for as long as it needs it, so an unload never
+	// changes what a running render reads; a reload parses the same bytes
+	// into the same glyphs.
+	st atomic.Pointer[faceState]
+}
+
+// faceState is what parsing a face's bytes gives.
+type faceState struct {
 	font    *font.Font
 	sf      *sfnt
 	metrics Metrics
@@ -54,10 +64,11 @@ func (f *Face) Name() string { return f.name }
 // never panics.
 func ParseFace(name string, data []byte) (*Face, error) {
 	f := &Face{name: psName(name)}
-	if err := f.parse(name, data); err != nil {
+	st, err := parseFace(name, data)
+	if err != nil {
 		return nil, err
 	}
-	f.once.Do(func() {}) // parsed
+	f.st.Store(st)
 	return f, nil
 }
 
@@ -83,37 +94,103 @@ var Loads atomic.Int64
 // ready loads and parses a lazy face once; it panics if the face cannot
 // be loaded (embedded fonts are checked by tests; a render recovers the
 // panic as an internal error).
-func (f *Face) ready() {
-	if !f.usable() {
-		panic(fmt.Sprintf("text: font %s cannot be loaded: %v", f.name, f.err))
+func (f *Face) ready() *faceState {
+	if st := f.st.Load(); st != nil {
+		return st
 	}
+	st, err := f.loadState()
+	if err != nil {
+		panic(fmt.Sprintf("text: font %s cannot be loaded: %v", f.name, err))
+	}
+	return st
 }
 
-// usable loads a lazy face once and reports whether it can be drawn
-// with; unlike ready it never panics.
+// usable loads a lazy face if need be and reports whether it can be
+// drawn with; unlike ready it never panics.
 func (f *Face) usable() bool {
-	f.once.Do(func() {
-		data, err := f.load()
-		if err == nil {
-			err = f.parse(f.name, data)
-		}
+	if f.st.Load() != nil {
+		return true
+	}
+	_, err := f.loadState()
+	return err == nil
+}
+
+// loadState loads and parses a lazy face that is not loaded: once when
+// that fails, again after an unload.
+func (f *Face) loadState() (*faceState, error) {
+	f.loadMu.Lock()
+	defer f.loadMu.Unlock()
+	if st := f.st.Load(); st != nil {
+		return st, nil
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	data, err := f.load()
+	var st *faceState
+	if err == nil {
+		st, err = parseFace(f.name, data)
+	}
+	if err != nil {
 		f.err = err
-	})
-	return f.err == nil
+		return nil, err
+	}
+	f.st.Store(st)
+	if f.cov != nil {
+		unloadable.add(f)
+	}
+	return st, nil
 }
 
 // Err loads a lazy face if need be and says why it cannot be drawn with
 // (nil when it can).
 func (f *Face) Err() error {
-	f.usable()
-	return f.err
+	_, err := f.loadState()
+	return err
 }
 
-// Loaded reports whether the face has been parsed.
-func (f *Face) Loaded() bool { return f.loaded.Load() }
+// Loaded reports whether the face is parsed now.
+func (f *Face) Loaded() bool { return f.st.Load() != nil }
 
-// parse reads data into f; it never panics.
-func (f *Face) parse(name string, data []byte) (err error) {
+// unloadable holds the lazy faces of the bundled fonts (those made with
+// their coverage) that are loaded now: UnloadFaces lets them go. A
+// team's or operator's file (no coverage given) stays loaded: reading it
+// again could fail (a file store away), where the bundled bytes cannot.
+var unloadable = faceSet{faces: map[*Face]struct{}{}}
+
+type faceSet struct {
+	mu    sync.Mutex
+	faces map[*Face]struct{}
+}
+
+func (u *faceSet) add(f *Face) {
+	u.mu.Lock()
+	u.faces[f] = struct{}{}
+	u.mu.Unlock()
+}
+
+// UnloadFaces lets the parsed bundled faces go (the idle trim, once a
+// load has ended: go-text keeps every glyph outline of a parsed face,
+// several megabytes for the fonts an invoice uses); each is parsed again
+// on its next use. Renders running meanwhile keep the state they hold.
+// It returns how many faces it unloaded.
+func UnloadFaces() int {
+	unloadable.mu.Lock()
+	defer unloadable.mu.Unlock()
+	n := 0
+	for f := range unloadable.faces {
+		f.loadMu.Lock()
+		if f.st.Swap(nil) != nil {
+			n++
+		}
+		f.loadMu.Unlock()
+		delete(unloadable.faces, f)
+	}
+	return n
+}
+
+// parseFace parses data; it never panics.
+func parseFace(name string, data []byte) (st *faceState, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("font %s: unreadable font: %v", name, r)
@@ -121,14 +198,14 @@ func (f *Face) parse(name string, data []byte) (err error) {
 	}()
 	sf, err := readSFNT(data)
 	if err != nil {
-		return fmt.Errorf("font %s: %w", name, err)
+		return nil, fmt.Errorf("font %s: %w", name, err)
 	}
 	fnt, err := font.ParseTTF(bytes.NewReader(data))
 	if err != nil {
-		return fmt.Errorf("font %s: unreadable font: %w", name, err)
+		return nil, fmt.Errorf("font %s: unreadable font: %w", name, err)
 	}
 	if fnt.Upem() == 0 {
-		return fmt.Errorf("font %s: %w", name, errMalformed)
+		return nil, fmt.Errorf("font %s: %w", name, errMalformed)
 	}
 	var m Metrics
 	scale := func(v int) int { return v * 1000 / sf.upem }
@@ -156,13 +233,10 @@ func (f *Face) parse(name string, data []byte) (err error) {
 		m.Flags |= 64
 	}
 	if _, ok := fnt.Font.NominalGlyph(' '); !ok && fnt.Font.Cmap == nil {
-		return fmt.Errorf("font %s: no character map", name)
+		return nil, fmt.Errorf("font %s: no character map", name)
 	}
-	f.font, f.sf, f.metrics = fnt.Font, sf, m
-	f.subsets = map[string]subsetFile{}
-	f.loaded.Store(true)
 	Loads.Add(1)
-	return nil
+	return &faceState{font: fnt.Font, sf: sf, metrics: m, subsets: map[string]subsetFile{}}, nil
 }
 
 // psName turns a file or family name into a PostScript name.
@@ -192,7 +266,7 @@ func (f *Face) Covers(r rune) bool {
 	if f.load != nil && !f.usable() {
 		return false
 	}
-	_, ok := f.font.NominalGlyph(r)
+	_, ok := f.ready().font.NominalGlyph(r)
 	return ok
 }
 
@@ -213,10 +287,11 @@ func (f *Face) Coverage() []uint32 {
 	if f.load != nil && !f.usable() {
 		return nil
 	}
+	st := f.ready()
 	var rs []uint32
-	for it := f.font.Cmap.Iter(); it.Next(); {
+	for it := st.font.Cmap.Iter(); it.Next(); {
 		r, _ := it.Char()
-		if _, ok := f.font.NominalGlyph(r); ok && r >= 0 {
+		if _, ok := st.font.NominalGlyph(r); ok && r >= 0 {
 			rs = append(rs, uint32(r))
 		}
 	}
@@ -234,12 +309,12 @@ func (f *Face) Coverage() []uint32 {
 
 // Advance is the advance width of glyph gid in thousandths of an em.
 func (f *Face) Advance(gid uint16) int {
-	f.ready()
-	if int(gid) >= f.sf.numGlyphs {
+	sf := f.ready().sf
+	if int(gid) >= sf.numGlyphs {
 		return 0
 	}
-	adv, _ := f.sf.hmetric(int(gid))
-	return adv * 1000 / f.sf.upem
+	adv, _ := sf.hmetric(int(gid))
+	return adv * 1000 / sf.upem
 }
 
 // maxCachedSubsets bounds the subsets kept per face (documents of one
@@ -267,25 +342,25 @@ func (f *Face) Subset(olds []uint16) ([]byte, int, error) {
 	for i, g := range olds {
 		key[2*i], key[2*i+1] = byte(g>>8), byte(g)
 	}
-	f.ready()
-	f.mu.Lock()
-	b, ok := f.subsets[string(key)]
-	f.mu.Unlock()
+	st := f.ready()
+	st.mu.Lock()
+	b, ok := st.subsets[string(key)]
+	st.mu.Unlock()
 	if ok {
 		return b.z, b.n, nil
 	}
 	for i, g := range olds {
-		if int(g) >= f.sf.numGlyphs { // a glyph the font does not have (a shaper's marker): draw .notdef
+		if int(g) >= st.sf.numGlyphs { // a glyph the font does not have (a shaper's marker): draw .notdef
 			olds = append([]uint16(nil), olds...)
 			for k := i; k < len(olds); k++ {
-				if int(olds[k]) >= f.sf.numGlyphs {
+				if int(olds[k]) >= st.sf.numGlyphs {
 					olds[k] = 0
 				}
 			}
 			break
 		}
 	}
-	raw, err := f.sf.subset(olds)
+	raw, err := st.sf.subset(olds)
 	if err != nil {
 		return nil, 0, fmt.Errorf("font %s: %w", f.name, err)
 	}
@@ -294,12 +369,12 @@ func (f *Face) Subset(olds []uint16) ([]byte, int, error) {
 	zw.Write(raw)
 	zw.Close()
 	b = subsetFile{z.Bytes(), len(raw)}
-	f.mu.Lock()
-	if len(f.subsets) >= maxCachedSubsets {
-		clear(f.subsets)
+	st.mu.Lock()
+	if len(st.subsets) >= maxCachedSubsets {
+		clear(st.subsets)
 	}
-	f.subsets[string(key)] = b
-	f.mu.Unlock()
+	st.subsets[string(key)] = b
+	st.mu.Unlock()
 	return b.z, b.n, nil
 }
 
@@ -307,14 +382,12 @@ func (f *Face) Subset(olds []uint16) ([]byte, int, error) {
 // subsets are CFF font programs (PDF FontFile3, CIDFontType0C), not
 // TrueType files.
 func (f *Face) CFF() bool {
-	f.ready()
-	return f.sf.cff != nil
+	return f.ready().sf.cff != nil
 }
 
 // Metrics returns the face's font descriptor values for PDF.
 func (f *Face) Metrics() Metrics {
-	f.ready()
-	return f.metrics
+	return f.ready().metrics
 }
 
 // CheckFont parses data as a font and subsets it once, the way a render
@@ -337,18 +410,18 @@ func (f *Face) Check() (err error) {
 				err = fmt.Errorf("%v", r)
 			}
 		}()
-		f.ready()
 	}
-	gid, ok := f.font.NominalGlyph('A')
+	st := f.ready()
+	gid, ok := st.font.NominalGlyph('A')
 	if !ok {
 		for r := rune(0x21); r < 0x10000 && !ok; r++ {
-			gid, ok = f.font.NominalGlyph(r)
+			gid, ok = st.font.NominalGlyph(r)
 		}
 	}
 	if !ok {
 		return fmt.Errorf("font %s: no characters mapped to glyphs", name)
 	}
-	if _, err := f.sf.subset([]uint16{0, uint16(gid)}); err != nil {
+	if _, err := st.sf.subset([]uint16{0, uint16(gid)}); err != nil {
 		return fmt.Errorf("font %s: %w", name, err)
 	}
 	return nil

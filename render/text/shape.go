@@ -133,8 +133,7 @@ func (m *fontmap) ResolveFace(r rune) *font.Face {
 func (w *worker) face(f *Face) *font.Face {
 	ff, ok := w.faces[f]
 	if !ok {
-		f.ready()
-		ff = font.NewFace(f.font)
+		ff = font.NewFace(f.ready().font)
 		w.faces[f] = ff
 		w.back[ff] = f
 	}
