@@ -41,3 +41,7 @@ type TokenStore interface {
 	// ConsumeEmailToken spends a live token of the purpose, or ERR_AUTH_007.
 	ConsumeEmailToken(ctx context.Context, hash, purpose string, now time.Time) (*EmailToken, error)
 }
+
+// Live reports whether a refresh token not revoked and not yet spent may
+// still be spent at now: before its expiry.
+func (t *RefreshToken) Live(now time.Time) bool { return now.Before(t.ExpiresAt) }

@@ -8,13 +8,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.AccountStore = (*DB)(nil)
 
 // FindAccountByEmail finds a user by email, pending deletion included.
 func (db *DB) FindAccountByEmail(ctx context.Context, email string) (*app.User, error) {
-	return scanUser(db.pool.QueryRow(ctx, `SELECT `+userReadCols+` FROM users WHERE email = $1 AND purged_at IS NULL`, email))
+	return scan.User(db.pool.QueryRow(ctx, `SELECT `+scan.UserReadCols+` FROM users WHERE email = $1 AND purged_at IS NULL`, email))
 }
 
 // UpdateUserProfile sets the fields given and returns the user.
@@ -22,8 +23,8 @@ func (db *DB) UpdateUserProfile(ctx context.Context, id string, upd app.ProfileU
 	var u *app.User
 	err := db.metaTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		u, err = scanUser(tx.QueryRow(ctx, `UPDATE users SET name = COALESCE($1, name), timezone = COALESCE($2, timezone),
-			pending_email = COALESCE($3, pending_email), updated_at = $4 WHERE id = $5 AND deleted_at IS NULL RETURNING `+userReadCols,
+		u, err = scan.User(tx.QueryRow(ctx, `UPDATE users SET name = COALESCE($1, name), timezone = COALESCE($2, timezone),
+			pending_email = COALESCE($3, pending_email), updated_at = $4 WHERE id = $5 AND deleted_at IS NULL RETURNING `+scan.UserReadCols,
 			upd.Name, upd.Timezone, upd.PendingEmail, ms(now), id))
 		return err
 	})
@@ -35,7 +36,7 @@ func (db *DB) ConfirmEmailChange(ctx context.Context, id, email string, now time
 	n, err := db.metaExec(ctx, `UPDATE users SET email = $1, email_verified = true, pending_email = '', updated_at = $2
 		WHERE id = $3 AND pending_email = $1 AND deleted_at IS NULL`, email, ms(now), id)
 	if isUnique(err, "users_email") {
-		return (&app.Error{Code: app.ECodeEmailInUse, Message: "email already in use"}).WithInfo("field", "email")
+		return app.ErrEmailInUse()
 	} else if err != nil {
 		return err
 	}
@@ -66,20 +67,9 @@ func revokeRefreshTokens(ctx context.Context, tx pgx.Tx, userID string, now time
 	return err
 }
 
-func scanPreferences(row scanner) (*app.EmailPreferences, error) {
-	var p app.EmailPreferences
-	err := row.Scan(&p.MarketingEmails, &p.ProductUpdates, &p.WeeklyDigest)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeUserNotFound, "user")
-	} else if err != nil {
-		return nil, err
-	}
-	return &p, nil
-}
-
 // FindEmailPreferences returns a user's mail opt-ins.
 func (db *DB) FindEmailPreferences(ctx context.Context, id string) (*app.EmailPreferences, error) {
-	return scanPreferences(db.pool.QueryRow(ctx, `SELECT marketing_emails, product_updates, weekly_digest
+	return scan.Preferences(db.pool.QueryRow(ctx, `SELECT `+scan.PreferenceCols+`
 		FROM users WHERE id = $1 AND deleted_at IS NULL`, id))
 }
 
@@ -88,9 +78,9 @@ func (db *DB) UpdateEmailPreferences(ctx context.Context, id string, in app.Emai
 	var p *app.EmailPreferences
 	err := db.metaTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		p, err = scanPreferences(tx.QueryRow(ctx, `UPDATE users SET marketing_emails = COALESCE($1, marketing_emails),
+		p, err = scan.Preferences(tx.QueryRow(ctx, `UPDATE users SET marketing_emails = COALESCE($1, marketing_emails),
 			product_updates = COALESCE($2, product_updates), weekly_digest = COALESCE($3, weekly_digest), updated_at = $4
-			WHERE id = $5 AND deleted_at IS NULL RETURNING marketing_emails, product_updates, weekly_digest`,
+			WHERE id = $5 AND deleted_at IS NULL RETURNING `+scan.PreferenceCols,
 			in.MarketingEmails, in.ProductUpdates, in.WeeklyDigest, ms(now), id))
 		return err
 	})
@@ -230,14 +220,11 @@ func leaveTeams(ctx context.Context, tx pgx.Tx, userID string, now time.Time) er
 			if _, err := tx.Exec(ctx, `UPDATE teams SET owner_id = $1, updated_at = $2 WHERE id = $3`, heir, ms(now), m.teamID); err != nil {
 				return err
 			}
-			if err := insertActivity(ctx, tx, &app.Activity{ID: app.NewID("act"), TeamID: m.teamID, Type: app.ActivityRoleChanged,
-				User: app.ActivityUser{ID: userID}, Target: &app.ActivityUser{ID: heir}, Timestamp: now,
-				Details: map[string]any{"from": heirRole, "to": app.RoleOwner, "reason": "the previous owner's account was deleted"}}); err != nil {
+			if err := insertActivity(ctx, tx, app.OwnerSucceededActivity(m.teamID, userID, heir, heirRole, now)); err != nil {
 				return err
 			}
 		}
-		if err := insertActivity(ctx, tx, &app.Activity{ID: app.NewID("act"), TeamID: m.teamID, Type: app.ActivityMemberLeft,
-			User: app.ActivityUser{ID: userID}, Timestamp: now, Details: map[string]any{"reason": "account deleted"}}); err != nil {
+		if err := insertActivity(ctx, tx, app.DeletedMemberLeftActivity(m.teamID, userID, now)); err != nil {
 			return err
 		}
 	}
