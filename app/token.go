@@ -42,6 +42,26 @@ type TokenStore interface {
 	ConsumeEmailToken(ctx context.Context, hash, purpose string, now time.Time) (*EmailToken, error)
 }
 
-// Live reports whether a refresh token not revoked and not yet spent may
-// still be spent at now: before its expiry.
-func (t *RefreshToken) Live(now time.Time) bool { return now.Before(t.ExpiresAt) }
+// Refresh is what presenting a refresh token does.
+type Refresh int
+
+const (
+	// RefreshRefused: revoked or expired; nothing changes.
+	RefreshRefused Refresh = iota
+	// RefreshReused: spent before, so it leaked; its family is revoked.
+	RefreshReused
+	// RefreshSpent: live; it is marked spent and a new pair is issued.
+	RefreshSpent
+)
+
+// Presented is what presenting t at now does, given whether it was spent
+// and revoked.
+func (t *RefreshToken) Presented(now time.Time, used, revoked bool) Refresh {
+	switch {
+	case revoked || !now.Before(t.ExpiresAt):
+		return RefreshRefused
+	case used:
+		return RefreshReused
+	}
+	return RefreshSpent
+}

@@ -174,59 +174,47 @@ func (db *DB) PurgeUser(ctx context.Context, id string, before, now time.Time) e
 // member, else viewer) whose account is live, or is deleted when nobody is
 // left; the feed of every shared team records member_left.
 func leaveTeams(ctx context.Context, tx *Tx, userID string, now time.Time) error {
-	type membership struct {
-		teamID, role string
-		personal     bool
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT m.team_id, m.role, t.is_personal FROM members m JOIN teams t ON t.id = m.team_id
+	rows, err := tx.QueryContext(ctx, `SELECT `+scan.MembershipCols+scan.MembershipFrom+`
 		WHERE m.user_id = ? AND t.deleted_at IS NULL`, userID)
 	if err != nil {
 		return err
 	}
-	var list []membership
-	for rows.Next() {
-		var m membership
-		if err := rows.Scan(&m.teamID, &m.role, &m.personal); err != nil {
-			rows.Close()
-			return err
-		}
-		list = append(list, m)
-	}
+	list, err := scan.List(rows, scan.ReadMembership)
 	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err != nil {
 		return err
 	}
 	for _, m := range list {
-		if m.personal {
-			if err := deleteTeam(ctx, tx, m.teamID, now); err != nil {
+		if m.Personal {
+			if err := deleteTeam(ctx, tx, m.TeamID, now); err != nil {
 				return err
 			}
 			continue
 		}
-		if m.role == app.RoleOwner {
+		if m.Role == app.RoleOwner {
 			var heir, heirRole string
 			err := tx.QueryRowContext(ctx, `SELECT m.user_id, m.role FROM members m JOIN users u ON u.id = m.user_id
 				WHERE m.team_id = ? AND m.user_id != ? AND u.deleted_at IS NULL
-				ORDER BY CASE m.role WHEN 'admin' THEN 0 WHEN 'member' THEN 1 ELSE 2 END, m.joined_at LIMIT 1`, m.teamID, userID).Scan(&heir, &heirRole)
+				ORDER BY CASE m.role WHEN 'admin' THEN 0 WHEN 'member' THEN 1 ELSE 2 END, m.joined_at LIMIT 1`, m.TeamID, userID).Scan(&heir, &heirRole)
 			if errors.Is(err, sql.ErrNoRows) {
-				if err := deleteTeam(ctx, tx, m.teamID, now); err != nil {
+				if err := deleteTeam(ctx, tx, m.TeamID, now); err != nil {
 					return err
 				}
 				continue
 			} else if err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE members SET role = 'owner' WHERE team_id = ? AND user_id = ?`, m.teamID, heir); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE members SET role = 'owner' WHERE team_id = ? AND user_id = ?`, m.TeamID, heir); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE teams SET owner_id = ?, updated_at = ? WHERE id = ?`, heir, ms(now), m.teamID); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE teams SET owner_id = ?, updated_at = ? WHERE id = ?`, heir, ms(now), m.TeamID); err != nil {
 				return err
 			}
-			if err := insertActivity(ctx, tx, app.OwnerSucceededActivity(m.teamID, userID, heir, heirRole, now)); err != nil {
+			if err := insertActivity(ctx, tx, app.OwnerSucceededActivity(m.TeamID, userID, heir, heirRole, now)); err != nil {
 				return err
 			}
 		}
-		if err := insertActivity(ctx, tx, app.DeletedMemberLeftActivity(m.teamID, userID, now)); err != nil {
+		if err := insertActivity(ctx, tx, app.DeletedMemberLeftActivity(m.TeamID, userID, now)); err != nil {
 			return err
 		}
 	}

@@ -37,18 +37,11 @@ func (db *DB) FindActivities(ctx context.Context, teamID string, pg app.Page) ([
 		return nil, info, err
 	}
 	defer rows.Close()
-	out := []*app.Activity{}
-	for rows.Next() {
-		if len(out) == pg.Limit {
-			info.More = true
-			break
-		}
-		a, err := scan.Activity(rows)
-		if err != nil {
-			return nil, info, err
-		}
-		out = append(out, a)
+	out, more, err := scan.ListUpTo(rows, pg.Limit, scan.Activity)
+	if err != nil {
+		return nil, info, err
 	}
+	info.More = more
 	info.Counted(pg.Offset(), len(out))
-	return out, info, rows.Err()
+	return out, info, nil
 }

@@ -78,15 +78,8 @@ func (db *DB) FindAssets(ctx context.Context, f app.AssetFilter) ([]*app.Asset, 
 		return nil, 0, err
 	}
 	defer rows.Close()
-	list := []*app.Asset{}
-	for rows.Next() {
-		a, err := scan.Asset(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		list = append(list, a)
-	}
-	return list, total, rows.Err()
+	list, err := scan.List(rows, scan.Asset)
+	return list, total, err
 }
 
 // ReplaceAsset writes an asset's new content and name, within the quota

@@ -87,17 +87,8 @@ func (db *DB) FindTeamsForUser(ctx context.Context, userID string, pg app.Page) 
 		return nil, 0, err
 	}
 	defer rows.Close()
-	teams := []*app.Team{}
-	for rows.Next() {
-		var role string
-		t, err := scan.Team(rows, &role)
-		if err != nil {
-			return nil, 0, err
-		}
-		t.Role = role
-		teams = append(teams, t)
-	}
-	return teams, total, rows.Err()
+	teams, err := scan.List(rows, scan.TeamWithRole)
+	return teams, total, err
 }
 
 // UpdateTeam changes name and slug and returns the team.

@@ -124,15 +124,8 @@ func (db *DB) FindTemplates(ctx context.Context, f app.TemplateFilter) ([]*app.T
 		return nil, 0, err
 	}
 	defer rows.Close()
-	list := []*app.Template{}
-	for rows.Next() {
-		t, err := scan.Template(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		list = append(list, t)
-	}
-	return list, total, rows.Err()
+	list, err := scan.List(rows, scan.TemplateRow)
+	return list, total, err
 }
 
 // UpdateTemplate writes the editable fields of a live template.

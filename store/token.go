@@ -32,10 +32,10 @@ func (db *DB) UseRefreshToken(ctx context.Context, hash string, now time.Time) (
 		} else if err != nil {
 			return err
 		}
-		if revoked || !t.Live(now) {
+		switch t.Presented(now, used, revoked) {
+		case app.RefreshRefused:
 			return bad
-		}
-		if used {
+		case app.RefreshReused:
 			reused = true
 			_, err := tx.ExecContext(ctx, `UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL`, ms(now), t.Family)
 			return err

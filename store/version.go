@@ -90,15 +90,8 @@ func (db *DB) FindTemplateVersions(ctx context.Context, templateID string, pg ap
 		return nil, 0, err
 	}
 	defer rows.Close()
-	list := []*app.TemplateVersion{}
-	for rows.Next() {
-		v, err := scan.Version(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		list = append(list, v)
-	}
-	return list, total, rows.Err()
+	list, err := scan.List(rows, scan.Version)
+	return list, total, err
 }
 
 // FindTemplateVersion finds a template's version by number.

@@ -72,15 +72,8 @@ func (db *DB) FindAPIKeys(ctx context.Context, f app.KeyFilter) ([]*app.APIKey, 
 		return nil, 0, err
 	}
 	defer rows.Close()
-	keys := []*app.APIKey{}
-	for rows.Next() {
-		k, err := scan.Key(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		keys = append(keys, k)
-	}
-	return keys, total, rows.Err()
+	keys, err := scan.List(rows, scan.Key)
+	return keys, total, err
 }
 
 // UpdateAPIKey applies the given fields and returns the key.

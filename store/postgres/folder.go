@@ -42,15 +42,8 @@ func (db *DB) FindGroups(ctx context.Context, teamID, kind string, pg app.Page) 
 		return nil, 0, err
 	}
 	defer rows.Close()
-	list := []*app.TemplateGroup{}
-	for rows.Next() {
-		g, err := scan.Group(rows, kind)
-		if err != nil {
-			return nil, 0, err
-		}
-		list = append(list, g)
-	}
-	return list, total, rows.Err()
+	list, err := scan.List(rows, scan.GroupOf(kind))
+	return list, total, err
 }
 
 // RenameGroup renames a team's folder or category.

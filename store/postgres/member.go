@@ -27,15 +27,8 @@ func (db *DB) FindMembers(ctx context.Context, teamID string, pg app.Page) ([]*a
 		return nil, 0, err
 	}
 	defer rows.Close()
-	members := []*app.Member{}
-	for rows.Next() {
-		m, err := scan.Member(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		members = append(members, m)
-	}
-	return members, total, rows.Err()
+	members, err := scan.List(rows, scan.Member)
+	return members, total, err
 }
 
 // UpdateMemberRole sets the role of a member other than the owner.

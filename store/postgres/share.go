@@ -28,15 +28,8 @@ func (db *DB) FindShares(ctx context.Context, templateID string) ([]*app.Templat
 		return nil, err
 	}
 	defer rows.Close()
-	list := []*app.TemplateShare{}
-	for rows.Next() {
-		sh, err := scan.Share(rows)
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, sh)
-	}
-	return list, rows.Err()
+	list, err := scan.List(rows, scan.Share)
+	return list, err
 }
 
 // FindShare finds a share by id.
@@ -82,13 +75,6 @@ func (db *DB) FindSharedWithTeam(ctx context.Context, teamID string) ([]*app.Sha
 		return nil, err
 	}
 	defer rows.Close()
-	list := []*app.SharedTemplate{}
-	for rows.Next() {
-		st, err := scan.Shared(rows)
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, st)
-	}
-	return list, rows.Err()
+	list, err := scan.List(rows, scan.Shared)
+	return list, err
 }

@@ -35,10 +35,10 @@ func (db *DB) UseRefreshToken(ctx context.Context, hash string, now time.Time) (
 		} else if err != nil {
 			return err
 		}
-		if revoked || !t.Live(now) {
+		switch t.Presented(now, used, revoked) {
+		case app.RefreshRefused:
 			return bad
-		}
-		if used {
+		case app.RefreshReused:
 			reused = true
 			_, err := tx.Exec(ctx, `UPDATE refresh_tokens SET revoked_at = $1 WHERE family = $2 AND revoked_at IS NULL`, ms(now), t.Family)
 			return err

@@ -49,11 +49,7 @@ func FontJSON(f *app.FontInfo) string {
 
 // AssetUses reads rows of (ref, template id, template name) into the
 // templates using each ref, each template once per ref.
-func AssetUses(rows interface {
-	Row
-	Next() bool
-	Err() error
-}, out map[string][]app.AssetUse) error {
+func AssetUses(rows Rows, out map[string][]app.AssetUse) error {
 	for rows.Next() {
 		var ref string
 		var u app.AssetUse

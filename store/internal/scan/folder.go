@@ -29,3 +29,8 @@ func Group(row Row, kind string) (*app.TemplateGroup, error) {
 	g.CreatedAt, g.UpdatedAt = FromMS(created), FromMS(updated)
 	return &g, nil
 }
+
+// GroupOf is Group for rows of one kind, for List.
+func GroupOf(kind string) func(Row) (*app.TemplateGroup, error) {
+	return func(row Row) (*app.TemplateGroup, error) { return Group(row, kind) }
+}

@@ -26,3 +26,23 @@ func Member(row Row) (*app.Member, error) {
 	m.JoinedAt = FromMS(joined)
 	return &m, nil
 }
+
+// MembershipCols are read by Membership: a user's memberships of live
+// teams, from MembershipFrom.
+const MembershipCols = `m.team_id, m.role, t.is_personal`
+
+// MembershipFrom joins what MembershipCols names.
+const MembershipFrom = ` FROM members m JOIN teams t ON t.id = m.team_id `
+
+// Membership is one of a user's teams, as a purge leaves it.
+type Membership struct {
+	TeamID, Role string
+	Personal     bool
+}
+
+// ReadMembership reads one row of MembershipCols.
+func ReadMembership(row Row) (Membership, error) {
+	var m Membership
+	err := row.Scan(&m.TeamID, &m.Role, &m.Personal)
+	return m, err
+}

@@ -28,3 +28,14 @@ func Team(row Row, extra ...any) (*app.Team, error) {
 	t.CreatedAt, t.UpdatedAt = FromMS(created), FromMS(updated)
 	return &t, nil
 }
+
+// TeamWithRole reads one row of TeamCols followed by the caller's role.
+func TeamWithRole(row Row) (*app.Team, error) {
+	var role string
+	t, err := Team(row, &role)
+	if err != nil {
+		return nil, err
+	}
+	t.Role = role
+	return t, nil
+}

@@ -117,3 +117,6 @@ func SampleJSON(d map[string]any) string {
 	}
 	return JSON(d)
 }
+
+// TemplateRow is Template without extra columns, for List.
+func TemplateRow(row Row) (*app.Template, error) { return Template(row) }
