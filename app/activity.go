@@ -76,3 +76,18 @@ func (l *ActivityLog) RecordActivity(ctx context.Context, a Activity) {
 		l.Logger.Error("record activity", "type", a.Type, "team", a.TeamID, "err", err)
 	}
 }
+
+// OwnerSucceededActivity records, when the owner userID's account is
+// deleted, that heir (of role heirRole) became the team's owner.
+func OwnerSucceededActivity(teamID, userID, heir, heirRole string, now time.Time) *Activity {
+	return &Activity{ID: NewID("act"), TeamID: teamID, Type: ActivityRoleChanged,
+		User: ActivityUser{ID: userID}, Target: &ActivityUser{ID: heir}, Timestamp: now,
+		Details: map[string]any{"from": heirRole, "to": RoleOwner, "reason": "the previous owner's account was deleted"}}
+}
+
+// DeletedMemberLeftActivity records that userID left the team because
+// their account was deleted.
+func DeletedMemberLeftActivity(teamID, userID string, now time.Time) *Activity {
+	return &Activity{ID: NewID("act"), TeamID: teamID, Type: ActivityMemberLeft,
+		User: ActivityUser{ID: userID}, Timestamp: now, Details: map[string]any{"reason": "account deleted"}}
+}

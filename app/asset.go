@@ -631,3 +631,47 @@ func (s *TemplateService) assetResolver(ctx context.Context, teamID string) rend
 	}
 	return func(ref string) (string, []byte, error) { return s.Assets.ResolveAsset(ctx, teamID, ref) }
 }
+
+// AddAssetUse appends u to list unless the template is already in it.
+func AddAssetUse(list []AssetUse, u AssetUse) []AssetUse {
+	for _, have := range list {
+		if have.ID == u.ID {
+			return list
+		}
+	}
+	return append(list, u)
+}
+
+// AssetUsesOf are the templates using any of refs (an asset's id and
+// name), each once, in the order found.
+func AssetUsesOf(uses map[string][]AssetUse, refs ...string) []AssetUse {
+	var all []AssetUse
+	for _, ref := range refs {
+		for _, u := range uses[ref] {
+			all = AddAssetUse(all, u)
+		}
+	}
+	return all
+}
+
+// CheckAssetQuota refuses size more bytes of assets (ERR_QUOTA_012) for a
+// team on the plan named plan when its plan keeps no more; used counts the
+// team's stored bytes (except an asset being replaced) and is called only
+// when the plan has a quota.
+func CheckAssetQuota(plan string, size int64, used func() (int64, error)) error {
+	p, err := FindPlan(plan)
+	if err != nil || p.AssetBytes == 0 {
+		return nil
+	}
+	n, err := used()
+	if err != nil {
+		return err
+	}
+	return p.CheckAssetBytes(n, size)
+}
+
+// ErrAssetNameTaken is ERR_ASSET: the team has an asset named name.
+func ErrAssetNameTaken(name string) error {
+	return (&Error{Code: ECodeAssetExists, Message: "an asset named " + name + " already exists; choose another name or replace that asset"}).
+		WithInfo("field", "name")
+}

@@ -299,3 +299,8 @@ func uniq(list []string) []string {
 	}
 	return out
 }
+
+// ErrGroupNameTaken refuses a folder or category name the team has.
+func ErrGroupNameTaken(kind, name string) error {
+	return ErrInvalid("name", "a %s named %q already exists", kind, name)
+}

@@ -64,3 +64,16 @@ func (l ListInfo) Meta(p Page) Meta {
 	}
 	return m
 }
+
+// Counted settles Total after a page of n rows at offset was read: an
+// estimated total is at least what the pages so far have shown.
+func (info *ListInfo) Counted(offset, n int) {
+	if !info.Estimate {
+		return
+	}
+	seen := offset + n
+	if info.More {
+		seen++
+	}
+	info.Total = max(info.Total, seen)
+}

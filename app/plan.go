@@ -83,3 +83,18 @@ func (p Plan) CheckCount(resource string, current int) error {
 	return Errorf(ECodePlanLimit, "the %s plan allows %s%s", p.Name, what, remedy).
 		WithInfo("limit", limit, "current", current, "plan", p.Name, "resource", resource)
 }
+
+// CheckPlanCount refuses one more of resource (ERR_PLAN_002) for a team on
+// the plan named plan; count gives the team's current number. A plan this
+// version does not know limits nothing (and count is not called).
+func CheckPlanCount(plan, resource string, count func() (int, error)) error {
+	p, err := FindPlan(plan)
+	if err != nil {
+		return nil
+	}
+	n, err := count()
+	if err != nil {
+		return err
+	}
+	return p.CheckCount(resource, n)
+}

@@ -173,3 +173,9 @@ func (s *TemplateService) DeleteShare(ctx context.Context, id string) error {
 	}
 	return s.Templates.DeleteShare(ctx, sh.ID)
 }
+
+// ErrAlreadyShared refuses a second share of a template with one team.
+func ErrAlreadyShared() error {
+	return (&Error{Code: ECodeAlreadyShared, Message: "the template is already shared with this team; change the share's permission instead"}).
+		WithInfo("field", "targetTeamId")
+}

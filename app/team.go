@@ -335,3 +335,8 @@ func (s *TeamService) DeleteTeam(ctx context.Context, ref string) error {
 	}
 	return s.Teams.DeleteTeam(ctx, t.ID, s.Now().UTC())
 }
+
+// ErrTeamSlugTaken is ERR_TEAM_002: another live team has the slug.
+func ErrTeamSlugTaken() error {
+	return (&Error{Code: ECodeTeamSlugTaken, Message: "team slug already exists"}).WithInfo("field", "slug")
+}

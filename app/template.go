@@ -500,3 +500,24 @@ func Slugify(name string) string {
 	}
 	return s
 }
+
+// SuffixedSlug is the i-th candidate for a template slug that base has
+// taken: base cut to fit, then "-i" (the stores try i = 2, 3, ... until a
+// slug is free in the team).
+func SuffixedSlug(base string, i int) string {
+	suffix := "-" + strconv.Itoa(i)
+	if n := MaxTemplateSlug - len(suffix); len(base) > n {
+		base = base[:n]
+	}
+	return strings.TrimRight(base, "-") + suffix
+}
+
+// ErrTemplateNameTaken is ERR_TMPL_011: the team has a live template named name.
+func ErrTemplateNameTaken(name string) error {
+	return (&Error{Code: ECodeTemplateExists, Message: "a template named " + name + " already exists"}).WithInfo("field", "name")
+}
+
+// ErrTemplateSlugTaken refuses a slug another live template of the team has.
+func ErrTemplateSlugTaken(slug string) error {
+	return ErrInvalid("slug", "another template of the team has the slug %q", slug)
+}

@@ -41,3 +41,27 @@ type TokenStore interface {
 	// ConsumeEmailToken spends a live token of the purpose, or ERR_AUTH_007.
 	ConsumeEmailToken(ctx context.Context, hash, purpose string, now time.Time) (*EmailToken, error)
 }
+
+// Refresh is what presenting a refresh token does.
+type Refresh int
+
+const (
+	// RefreshRefused: revoked or expired; nothing changes.
+	RefreshRefused Refresh = iota
+	// RefreshReused: spent before, so it leaked; its family is revoked.
+	RefreshReused
+	// RefreshSpent: live; it is marked spent and a new pair is issued.
+	RefreshSpent
+)
+
+// Presented is what presenting t at now does, given whether it was spent
+// and revoked.
+func (t *RefreshToken) Presented(now time.Time, used, revoked bool) Refresh {
+	switch {
+	case revoked || !now.Before(t.ExpiresAt):
+		return RefreshRefused
+	case used:
+		return RefreshReused
+	}
+	return RefreshSpent
+}

@@ -49,3 +49,8 @@ func NormalizeEmail(s string) (string, error) {
 	}
 	return s, nil
 }
+
+// ErrEmailInUse refuses an address another account has.
+func ErrEmailInUse() error {
+	return (&Error{Code: ECodeEmailInUse, Message: "email already in use"}).WithInfo("field", "email")
+}

@@ -341,3 +341,25 @@ func (s *TemplateService) TemplateForJob(ctx context.Context, j *Job) (*Template
 	}
 	return withVersion(t, v), nil
 }
+
+// FillVersion makes v the next version of t: its number, t's content and
+// the content's hash.
+func (t *Template) FillVersion(v *TemplateVersion) {
+	v.TemplateID, v.TeamID, v.Version = t.ID, t.TeamID, t.PublishedVersion+1
+	v.Name, v.Description, v.TemplateType, v.OutputFormats, v.Schema = t.Name, t.Description, t.TemplateType, t.OutputFormats, t.Schema
+	v.Variables, v.Constants, v.CalculatedVariables, v.SampleData = t.Variables, t.Constants, t.CalculatedVariables, t.SampleData
+	v.ContentHash = t.ContentHash()
+}
+
+// MarkPublished records on t that v, filled by FillVersion, was stored.
+func (t *Template) MarkPublished(v *TemplateVersion) {
+	t.PublishedVersion, t.PublishedHash, t.IsPublished, t.HasDraft = v.Version, v.ContentHash, true, false
+	at := v.PublishedAt
+	t.PublishedAt, t.UpdatedAt = &at, at
+}
+
+// RestoreContent makes the content of version src t's working copy.
+func (t *Template) RestoreContent(src *TemplateVersion) {
+	t.Description, t.OutputFormats, t.Schema = src.Description, src.OutputFormats, src.Schema
+	t.Variables, t.Constants, t.CalculatedVariables, t.SampleData = src.Variables, src.Constants, src.CalculatedVariables, src.SampleData
+}

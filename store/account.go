@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.AccountStore = (*DB)(nil)
 
 // FindAccountByEmail finds a user by email, pending deletion included.
 func (db *DB) FindAccountByEmail(ctx context.Context, email string) (*app.User, error) {
-	return scanUser(db.read.QueryRowContext(ctx, `SELECT `+userReadCols+` FROM users WHERE email = ? AND purged_at IS NULL`, email))
+	return scan.User(db.read.QueryRowContext(ctx, `SELECT `+scan.UserReadCols+` FROM users WHERE email = ? AND purged_at IS NULL`, email))
 }
 
 // UpdateUserProfile sets the fields given and returns the user.
@@ -21,8 +22,8 @@ func (db *DB) UpdateUserProfile(ctx context.Context, id string, upd app.ProfileU
 	var u *app.User
 	err := db.tx(ctx, func(tx *Tx) error {
 		var err error
-		u, err = scanUser(tx.QueryRowContext(ctx, `UPDATE users SET name = COALESCE(?, name), timezone = COALESCE(?, timezone),
-			pending_email = COALESCE(?, pending_email), updated_at = ? WHERE id = ? AND deleted_at IS NULL RETURNING `+userReadCols,
+		u, err = scan.User(tx.QueryRowContext(ctx, `UPDATE users SET name = COALESCE(?, name), timezone = COALESCE(?, timezone),
+			pending_email = COALESCE(?, pending_email), updated_at = ? WHERE id = ? AND deleted_at IS NULL RETURNING `+scan.UserReadCols,
 			upd.Name, upd.Timezone, upd.PendingEmail, ms(now), id))
 		return err
 	})
@@ -35,7 +36,7 @@ func (db *DB) ConfirmEmailChange(ctx context.Context, id, email string, now time
 		res, err := tx.ExecContext(ctx, `UPDATE users SET email = ?, email_verified = 1, pending_email = '', updated_at = ?
 			WHERE id = ? AND pending_email = ? AND deleted_at IS NULL`, email, ms(now), id, email)
 		if isUnique(err, "email") {
-			return (&app.Error{Code: app.ECodeEmailInUse, Message: "email already in use"}).WithInfo("field", "email")
+			return app.ErrEmailInUse()
 		} else if err != nil {
 			return err
 		}
@@ -67,27 +68,9 @@ func revokeRefreshTokens(ctx context.Context, tx *Tx, userID string, now time.Ti
 	return err
 }
 
-func scanPreferences(row scanner) (*app.EmailPreferences, error) {
-	var m, p, w int
-	err := row.Scan(&m, &p, &w)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeUserNotFound, "user")
-	} else if err != nil {
-		return nil, err
-	}
-	return &app.EmailPreferences{MarketingEmails: m == 1, ProductUpdates: p == 1, WeeklyDigest: w == 1}, nil
-}
-
-func nullBool(b *bool) any {
-	if b == nil {
-		return nil
-	}
-	return boolInt(*b)
-}
-
 // FindEmailPreferences returns a user's mail opt-ins.
 func (db *DB) FindEmailPreferences(ctx context.Context, id string) (*app.EmailPreferences, error) {
-	return scanPreferences(db.read.QueryRowContext(ctx, `SELECT marketing_emails, product_updates, weekly_digest
+	return scan.Preferences(db.read.QueryRowContext(ctx, `SELECT `+scan.PreferenceCols+`
 		FROM users WHERE id = ? AND deleted_at IS NULL`, id))
 }
 
@@ -96,10 +79,10 @@ func (db *DB) UpdateEmailPreferences(ctx context.Context, id string, in app.Emai
 	var p *app.EmailPreferences
 	err := db.tx(ctx, func(tx *Tx) error {
 		var err error
-		p, err = scanPreferences(tx.QueryRowContext(ctx, `UPDATE users SET marketing_emails = COALESCE(?, marketing_emails),
+		p, err = scan.Preferences(tx.QueryRowContext(ctx, `UPDATE users SET marketing_emails = COALESCE(?, marketing_emails),
 			product_updates = COALESCE(?, product_updates), weekly_digest = COALESCE(?, weekly_digest), updated_at = ?
-			WHERE id = ? AND deleted_at IS NULL RETURNING marketing_emails, product_updates, weekly_digest`,
-			nullBool(in.MarketingEmails), nullBool(in.ProductUpdates), nullBool(in.WeeklyDigest), ms(now), id))
+			WHERE id = ? AND deleted_at IS NULL RETURNING `+scan.PreferenceCols,
+			in.MarketingEmails, in.ProductUpdates, in.WeeklyDigest, ms(now), id))
 		return err
 	})
 	return p, err
@@ -191,64 +174,47 @@ func (db *DB) PurgeUser(ctx context.Context, id string, before, now time.Time) e
 // member, else viewer) whose account is live, or is deleted when nobody is
 // left; the feed of every shared team records member_left.
 func leaveTeams(ctx context.Context, tx *Tx, userID string, now time.Time) error {
-	type membership struct {
-		teamID, role string
-		personal     bool
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT m.team_id, m.role, t.is_personal FROM members m JOIN teams t ON t.id = m.team_id
+	rows, err := tx.QueryContext(ctx, `SELECT `+scan.MembershipCols+scan.MembershipFrom+`
 		WHERE m.user_id = ? AND t.deleted_at IS NULL`, userID)
 	if err != nil {
 		return err
 	}
-	var list []membership
-	for rows.Next() {
-		var m membership
-		var personal int
-		if err := rows.Scan(&m.teamID, &m.role, &personal); err != nil {
-			rows.Close()
-			return err
-		}
-		m.personal = personal == 1
-		list = append(list, m)
-	}
+	list, err := scan.List(rows, scan.ReadMembership)
 	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err != nil {
 		return err
 	}
 	for _, m := range list {
-		if m.personal {
-			if err := deleteTeam(ctx, tx, m.teamID, now); err != nil {
+		if m.Personal {
+			if err := deleteTeam(ctx, tx, m.TeamID, now); err != nil {
 				return err
 			}
 			continue
 		}
-		if m.role == app.RoleOwner {
+		if m.Role == app.RoleOwner {
 			var heir, heirRole string
 			err := tx.QueryRowContext(ctx, `SELECT m.user_id, m.role FROM members m JOIN users u ON u.id = m.user_id
 				WHERE m.team_id = ? AND m.user_id != ? AND u.deleted_at IS NULL
-				ORDER BY CASE m.role WHEN 'admin' THEN 0 WHEN 'member' THEN 1 ELSE 2 END, m.joined_at LIMIT 1`, m.teamID, userID).Scan(&heir, &heirRole)
+				ORDER BY CASE m.role WHEN 'admin' THEN 0 WHEN 'member' THEN 1 ELSE 2 END, m.joined_at LIMIT 1`, m.TeamID, userID).Scan(&heir, &heirRole)
 			if errors.Is(err, sql.ErrNoRows) {
-				if err := deleteTeam(ctx, tx, m.teamID, now); err != nil {
+				if err := deleteTeam(ctx, tx, m.TeamID, now); err != nil {
 					return err
 				}
 				continue
 			} else if err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE members SET role = 'owner' WHERE team_id = ? AND user_id = ?`, m.teamID, heir); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE members SET role = 'owner' WHERE team_id = ? AND user_id = ?`, m.TeamID, heir); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE teams SET owner_id = ?, updated_at = ? WHERE id = ?`, heir, ms(now), m.teamID); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE teams SET owner_id = ?, updated_at = ? WHERE id = ?`, heir, ms(now), m.TeamID); err != nil {
 				return err
 			}
-			if err := insertActivity(ctx, tx, &app.Activity{ID: app.NewID("act"), TeamID: m.teamID, Type: app.ActivityRoleChanged,
-				User: app.ActivityUser{ID: userID}, Target: &app.ActivityUser{ID: heir}, Timestamp: now,
-				Details: map[string]any{"from": heirRole, "to": app.RoleOwner, "reason": "the previous owner's account was deleted"}}); err != nil {
+			if err := insertActivity(ctx, tx, app.OwnerSucceededActivity(m.TeamID, userID, heir, heirRole, now)); err != nil {
 				return err
 			}
 		}
-		if err := insertActivity(ctx, tx, &app.Activity{ID: app.NewID("act"), TeamID: m.teamID, Type: app.ActivityMemberLeft,
-			User: app.ActivityUser{ID: userID}, Timestamp: now, Details: map[string]any{"reason": "account deleted"}}); err != nil {
+		if err := insertActivity(ctx, tx, app.DeletedMemberLeftActivity(m.TeamID, userID, now)); err != nil {
 			return err
 		}
 	}

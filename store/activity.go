@@ -2,10 +2,9 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.ActivityStore = (*DB)(nil)
@@ -16,25 +15,11 @@ func (db *DB) CreateActivity(ctx context.Context, a *app.Activity) error {
 }
 
 func insertActivity(ctx context.Context, tx *Tx, a *app.Activity) error {
-	var target app.ActivityUser
-	if a.Target != nil {
-		target = *a.Target
+	values, err := scan.ActivityValues(a)
+	if err != nil {
+		return err
 	}
-	var tpl app.ActivityTemplate
-	if a.Template != nil {
-		tpl = *a.Template
-	}
-	var details any
-	if len(a.Details) > 0 {
-		b, err := json.Marshal(a.Details)
-		if err != nil {
-			return err
-		}
-		details = string(b)
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO activity (id, team_id, type, user_id, target_id, target_email, template_id, template_name, details, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.ID, a.TeamID, a.Type, a.User.ID, target.ID, target.Email, tpl.ID, tpl.Name, details, ms(a.Timestamp))
+	_, err = tx.ExecContext(ctx, `INSERT INTO activity (`+scan.ActivityInsertCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, values...)
 	return err
 }
 
@@ -46,48 +31,17 @@ func (db *DB) FindActivities(ctx context.Context, teamID string, pg app.Page) ([
 	if info.Total, info.Estimate, err = db.countUpTo(ctx, `SELECT 1 FROM activity WHERE team_id = ?`, []any{teamID}); err != nil {
 		return nil, info, err
 	}
-	// A purged account keeps its "Deleted user" name; its placeholder address is not shown.
-	rows, err := db.read.QueryContext(ctx, `SELECT a.id, a.team_id, a.type, a.user_id, COALESCE(u.name, ''),
-			CASE WHEN u.purged_at IS NULL THEN COALESCE(u.email, '') ELSE '' END,
-			a.target_id, COALESCE(t.name, ''), CASE WHEN t.purged_at IS NULL THEN COALESCE(t.email, a.target_email) ELSE '' END,
-			a.template_id, a.template_name, a.details, a.created_at
-		FROM activity a LEFT JOIN users u ON u.id = a.user_id LEFT JOIN users t ON t.id = a.target_id AND a.target_id != ''
+	rows, err := db.read.QueryContext(ctx, `SELECT `+scan.ActivityCols+scan.ActivityFrom+`
 		WHERE a.team_id = ? ORDER BY a.created_at DESC, a.rowid DESC LIMIT ? OFFSET ?`, teamID, pg.Limit+1, pg.Offset())
 	if err != nil {
 		return nil, info, err
 	}
 	defer rows.Close()
-	out := []*app.Activity{}
-	for rows.Next() {
-		if len(out) == pg.Limit {
-			info.More = true
-			break
-		}
-		var a app.Activity
-		var target app.ActivityUser
-		var tpl app.ActivityTemplate
-		var details sql.NullString
-		var created int64
-		if err := rows.Scan(&a.ID, &a.TeamID, &a.Type, &a.User.ID, &a.User.Name, &a.User.Email,
-			&target.ID, &target.Name, &target.Email, &tpl.ID, &tpl.Name, &details, &created); err != nil {
-			return nil, info, err
-		}
-		if target.ID != "" || target.Email != "" {
-			a.Target = &target
-		}
-		if tpl.ID != "" {
-			a.Template = &tpl
-		}
-		if details.Valid {
-			if err := json.Unmarshal([]byte(details.String), &a.Details); err != nil {
-				return nil, info, err
-			}
-		}
-		a.Timestamp = fromMS(created)
-		out = append(out, &a)
+	out, more, err := scan.ListUpTo(rows, pg.Limit, scan.Activity)
+	if err != nil {
+		return nil, info, err
 	}
-	if info.Estimate {
-		info.Total = max(info.Total, pg.Offset()+len(out)+boolInt(info.More))
-	}
-	return out, info, rows.Err()
+	info.More = more
+	info.Counted(pg.Offset(), len(out))
+	return out, info, nil
 }

@@ -28,7 +28,7 @@ func (db *DB) JobAnalytics(ctx context.Context, f app.AnalyticsFilter) ([]app.An
 		return nil, err
 	}
 	defer rows.Close()
-	return scan.All(rows, scan.AnalyticsRow)
+	return scan.List(rows, scan.AnalyticsRow)
 }
 
 // statsUnion is scan.StatsUnion with SQLite's placeholders.
@@ -88,7 +88,7 @@ func (db *DB) TemplateStats(ctx context.Context, teamID string, from, to time.Ti
 		return nil, err
 	}
 	defer rows.Close()
-	return scan.All(rows, scan.TemplateStat)
+	return scan.List(rows, scan.TemplateStat)
 }
 
 // HourCounts counts a team's ended jobs in [from, to) by hour of the day (UTC).
@@ -99,5 +99,5 @@ func (db *DB) HourCounts(ctx context.Context, teamID string, from, to time.Time)
 		return nil, err
 	}
 	defer rows.Close()
-	return scan.All(rows, scan.HourCount)
+	return scan.List(rows, scan.HourCount)
 }

@@ -13,6 +13,12 @@ import (
 // in large transactions.
 func seedJobs(tb testing.TB, db *DB, teamID string, n int) {
 	tb.Helper()
+	seedJobsEvery(tb, db, teamID, n, time.Minute)
+}
+
+// seedJobsEvery is seedJobs with a job every step (wrapping at 90 days).
+func seedJobsEvery(tb testing.TB, db *DB, teamID string, n int, step time.Duration) {
+	tb.Helper()
 	ctx := context.Background()
 	now := time.Now()
 	for done := 0; done < n; {
@@ -31,7 +37,7 @@ func seedJobs(tb testing.TB, db *DB, teamID string, n int) {
 				if done%3 == 0 {
 					format = "xlsx"
 				}
-				at := now.Add(-time.Duration(done%(90*24*60)) * time.Minute)
+				at := now.Add(-time.Duration(done%int(90*24*time.Hour/step)) * step)
 				if _, err := stmt.ExecContext(ctx, fmt.Sprintf("job_%09d", done), teamID, fmt.Sprintf("tpl_%d", done%25), status, format,
 					ms(at), ms(at.Add(5*time.Millisecond)), 5+done%40); err != nil {
 					return err
@@ -62,7 +68,11 @@ func seedJobs(tb testing.TB, db *DB, teamID string, n int) {
 func TestAnalyticsAggregates(t *testing.T) {
 	db := mustDB(t)
 	u := mustUser(t, db, "a@example.com")
-	seedJobs(t, db, u.PersonalTeamID, 2000)
+	n := 2000
+	if raceEnabled {
+		n = 400 // -race slows SQLite tenfold
+	}
+	seedJobs(t, db, u.PersonalTeamID, n)
 	rows, err := db.JobAnalytics(context.Background(), app.AnalyticsFilter{TeamID: u.PersonalTeamID, From: time.Now().Add(-91 * 24 * time.Hour), To: time.Now().Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +84,7 @@ func TestAnalyticsAggregates(t *testing.T) {
 			failed += r.Count
 		}
 	}
-	if total != 2000 || failed != 100 {
+	if total != n || failed != n/20 {
 		t.Fatalf("total %d failed %d", total, failed)
 	}
 }
@@ -104,7 +114,13 @@ func TestAnalyticsAcrossDaysAndHours(t *testing.T) {
 	ctx := context.Background()
 	db := mustDB(t)
 	u := mustUser(t, db, "d@example.com")
-	seedJobs(t, db, u.PersonalTeamID, 5000) // one a minute over the last 5,000 minutes
+	n, step := 5000, time.Minute // one a minute over the last 5,000 minutes
+	if raceEnabled {
+		// The same span, a job every 2 minutes (every window below still
+		// holds jobs of tpl_3, one in 25): -race slows SQLite tenfold.
+		n, step = 2500, 2*time.Minute
+	}
+	seedJobsEvery(t, db, u.PersonalTeamID, n, step)
 	hoursOnly := func(from, to time.Time, tpl string) int {
 		var n int
 		q, args := `SELECT COALESCE(SUM(count), 0) FROM job_stats WHERE team_id = ? AND slot >= ? AND slot < ?`, []any{u.PersonalTeamID, slotOf(from), slotCeil(to)}
@@ -170,10 +186,10 @@ func TestAnalyticsAcrossDaysAndHours(t *testing.T) {
 		`SELECT SUM(count) FROM job_stats WHERE team_id = ?`, `SELECT SUM(count) FROM job_stats_daily WHERE team_id = ?`, `SELECT SUM(count) FROM job_hours WHERE team_id = ?`,
 		`SELECT SUM(count) FROM job_team_hours WHERE team_id = ?`, `SELECT SUM(count) FROM job_team_days WHERE team_id = ?`,
 	} {
-		var n int
-		db.read.QueryRowContext(ctx, q, u.PersonalTeamID).Scan(&n)
-		if n != 5001 {
-			t.Errorf("%s: %d, want 5,001", q, n)
+		var got int
+		db.read.QueryRowContext(ctx, q, u.PersonalTeamID).Scan(&got)
+		if got != n+1 {
+			t.Errorf("%s: %d, want %d", q, got, n+1)
 		}
 	}
 }

@@ -11,33 +11,10 @@ import (
 	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.KeyStore = (*DB)(nil)
-
-const keyCols = `id, team_id, name, key_type, key_prefix, hash, permissions, is_active, created_by, last_used_at, total_requests, requests_today, requests_day, created_at, updated_at`
-
-func scanKey(row scanner) (*app.APIKey, error) {
-	var k app.APIKey
-	var perms string
-	var active int
-	var last sql.NullInt64
-	var created, updated int64
-	err := row.Scan(&k.ID, &k.TeamID, &k.Name, &k.KeyType, &k.KeyPrefix, &k.Hash, &perms, &active, &k.CreatedBy, &last,
-		&k.TotalRequests, &k.RequestsToday, &k.RequestsDay, &created, &updated)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeKeyNotFound, "API key")
-	} else if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal([]byte(perms), &k.Permissions); err != nil {
-		return nil, err
-	}
-	k.IsActive = active == 1
-	k.LastUsedAt = fromNullMS(last)
-	k.CreatedAt, k.UpdatedAt = fromMS(created), fromMS(updated)
-	return &k, nil
-}
 
 // CreateAPIKey inserts a key (its hash, never its text); a team at its
 // plan's key count (active or not) is ERR_PLAN_002.
@@ -47,8 +24,8 @@ func (db *DB) CreateAPIKey(ctx context.Context, k *app.APIKey) error {
 		if err := checkPlanCount(ctx, tx, k.TeamID, app.ResourceAPIKeys, `SELECT COUNT(*) FROM api_keys WHERE team_id = ?`, k.TeamID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (`+keyCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			k.ID, k.TeamID, k.Name, k.KeyType, k.KeyPrefix, k.Hash, string(perms), boolInt(k.IsActive), k.CreatedBy,
+		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (`+scan.KeyCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			k.ID, k.TeamID, k.Name, k.KeyType, k.KeyPrefix, k.Hash, string(perms), k.IsActive, k.CreatedBy,
 			msPtr(k.LastUsedAt), k.TotalRequests, k.RequestsToday, k.RequestsDay, ms(k.CreatedAt), ms(k.UpdatedAt))
 		return err
 	})
@@ -57,13 +34,13 @@ func (db *DB) CreateAPIKey(ctx context.Context, k *app.APIKey) error {
 // FindAPIKeyByID returns one of a team's keys.
 func (db *DB) FindAPIKeyByID(ctx context.Context, teamID, id string) (*app.APIKey, error) {
 	_ = db.flushTouches(ctx) // on failure the counts stay pending; the key is read anyway
-	return scanKey(db.read.QueryRowContext(ctx, `SELECT `+keyCols+` FROM api_keys WHERE team_id = ? AND id = ?`, teamID, id))
+	return scan.Key(db.read.QueryRowContext(ctx, `SELECT `+scan.KeyCols+` FROM api_keys WHERE team_id = ? AND id = ?`, teamID, id))
 }
 
 // FindAPIKeyByHash finds a key of a live team by the hash of its text.
 // (`team_id IN (SELECT id FROM teams WHERE ...)` read every team.)
 func (db *DB) FindAPIKeyByHash(ctx context.Context, hash string) (*app.APIKey, error) {
-	return scanKey(db.read.QueryRowContext(ctx, `SELECT `+keyCols+` FROM api_keys
+	return scan.Key(db.read.QueryRowContext(ctx, `SELECT `+scan.KeyCols+` FROM api_keys
 		WHERE hash = ? AND EXISTS (SELECT 1 FROM teams WHERE teams.id = api_keys.team_id AND teams.deleted_at IS NULL)`, hash))
 }
 
@@ -89,21 +66,14 @@ func (db *DB) FindAPIKeys(ctx context.Context, f app.KeyFilter) ([]*app.APIKey, 
 	if col == "" {
 		col = "created_at"
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+keyCols+` FROM api_keys WHERE `+cond+
+	rows, err := db.read.QueryContext(ctx, `SELECT `+scan.KeyCols+` FROM api_keys WHERE `+cond+
 		` ORDER BY `+col+` `+order+`, rowid `+order+` LIMIT ? OFFSET ?`, append(args, f.Page.Limit, f.Page.Offset())...)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer rows.Close()
-	keys := []*app.APIKey{}
-	for rows.Next() {
-		k, err := scanKey(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		keys = append(keys, k)
-	}
-	return keys, total, rows.Err()
+	keys, err := scan.List(rows, scan.Key)
+	return keys, total, err
 }
 
 // UpdateAPIKey applies the given fields and returns the key.
@@ -122,8 +92,8 @@ func (db *DB) UpdateAPIKey(ctx context.Context, teamID, id string, upd app.KeyUp
 			sets, args = append(sets, "is_active = ?"), append(args, boolInt(*upd.IsActive))
 		}
 		var err error
-		k, err = scanKey(tx.QueryRowContext(ctx, `UPDATE api_keys SET `+strings.Join(sets, ", ")+
-			` WHERE team_id = ? AND id = ? RETURNING `+keyCols, append(args, teamID, id)...))
+		k, err = scan.Key(tx.QueryRowContext(ctx, `UPDATE api_keys SET `+strings.Join(sets, ", ")+
+			` WHERE team_id = ? AND id = ? RETURNING `+scan.KeyCols, append(args, teamID, id)...))
 		return err
 	})
 	return k, err

@@ -9,44 +9,10 @@ import (
 	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.AssetStore = (*DB)(nil)
-
-const assetCols = `id, team_id, name, kind, format, content_type, size, sha256, width, height, font, file, created_by, created_at, updated_at`
-
-func scanAsset(row scanner) (*app.Asset, error) {
-	var a app.Asset
-	var font string
-	var created, updated int64
-	err := row.Scan(&a.ID, &a.TeamID, &a.Name, &a.Kind, &a.Format, &a.ContentType, &a.Size, &a.SHA256, &a.Width, &a.Height,
-		&font, &a.File, &a.CreatedBy, &created, &updated)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeAssetNotFound, "asset")
-	} else if err != nil {
-		return nil, err
-	}
-	if font != "" {
-		a.Font = &app.FontInfo{}
-		if err := json.Unmarshal([]byte(font), a.Font); err != nil {
-			return nil, err
-		}
-	}
-	a.CreatedAt, a.UpdatedAt = fromMS(created), fromMS(updated)
-	return &a, nil
-}
-
-func fontJSON(f *app.FontInfo) string {
-	if f == nil {
-		return ""
-	}
-	return mustJSON(f)
-}
-
-func assetNameTaken(name string) error {
-	return (&app.Error{Code: app.ECodeAssetExists, Message: "an asset named " + name + " already exists; choose another name or replace that asset"}).
-		WithInfo("field", "name")
-}
 
 // checkAssetQuota refuses size more bytes of assets (ERR_QUOTA_012) when
 // the team's plan keeps no more; except is an asset whose bytes are being
@@ -60,15 +26,10 @@ func checkAssetQuota(ctx context.Context, tx *Tx, teamID, except string, size in
 	} else if err != nil {
 		return err
 	}
-	plan, err := app.FindPlan(name)
-	if err != nil || plan.AssetBytes == 0 {
-		return nil
-	}
-	var used int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM assets WHERE team_id = ? AND id != ?`, teamID, except).Scan(&used); err != nil {
-		return err
-	}
-	return plan.CheckAssetBytes(used, size)
+	return app.CheckAssetQuota(name, size, func() (used int64, err error) {
+		err = tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM assets WHERE team_id = ? AND id != ?`, teamID, except).Scan(&used)
+		return used, err
+	})
 }
 
 // CreateAsset inserts an asset within the team's asset storage quota.
@@ -77,11 +38,10 @@ func (db *DB) CreateAsset(ctx context.Context, a *app.Asset) error {
 		if err := checkAssetQuota(ctx, tx, a.TeamID, "", a.Size); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO assets (`+assetCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			a.ID, a.TeamID, a.Name, a.Kind, a.Format, a.ContentType, a.Size, a.SHA256, a.Width, a.Height, fontJSON(a.Font), a.File,
-			a.CreatedBy, ms(a.CreatedAt), ms(a.UpdatedAt))
+		_, err := tx.ExecContext(ctx, `INSERT INTO assets (`+scan.AssetCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			scan.AssetValues(a)...)
 		if isUnique(err, "name") {
-			return assetNameTaken(a.Name)
+			return app.ErrAssetNameTaken(a.Name)
 		}
 		return err
 	})
@@ -89,12 +49,12 @@ func (db *DB) CreateAsset(ctx context.Context, a *app.Asset) error {
 
 func findAsset(ctx context.Context, q querier, teamID, ref string) (*app.Asset, error) {
 	if strings.HasPrefix(ref, "ast_") {
-		a, err := scanAsset(q.QueryRowContext(ctx, `SELECT `+assetCols+` FROM assets WHERE id = ? AND team_id = ?`, ref, teamID))
+		a, err := scan.Asset(q.QueryRowContext(ctx, `SELECT `+scan.AssetCols+` FROM assets WHERE id = ? AND team_id = ?`, ref, teamID))
 		if app.ErrorCode(err) != app.ECodeAssetNotFound {
 			return a, err
 		}
 	}
-	return scanAsset(q.QueryRowContext(ctx, `SELECT `+assetCols+` FROM assets WHERE team_id = ? AND name = ?`, teamID, ref))
+	return scan.Asset(q.QueryRowContext(ctx, `SELECT `+scan.AssetCols+` FROM assets WHERE team_id = ? AND name = ?`, teamID, ref))
 }
 
 // FindAsset finds a team's asset by id, else by name.
@@ -112,21 +72,14 @@ func (db *DB) FindAssets(ctx context.Context, f app.AssetFilter) ([]*app.Asset, 
 	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM assets WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+assetCols+` FROM assets WHERE `+where+` ORDER BY name LIMIT ? OFFSET ?`,
+	rows, err := db.read.QueryContext(ctx, `SELECT `+scan.AssetCols+` FROM assets WHERE `+where+` ORDER BY name LIMIT ? OFFSET ?`,
 		append(args, f.Page.Limit, f.Page.Offset())...)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer rows.Close()
-	list := []*app.Asset{}
-	for rows.Next() {
-		a, err := scanAsset(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		list = append(list, a)
-	}
-	return list, total, rows.Err()
+	list, err := scan.List(rows, scan.Asset)
+	return list, total, err
 }
 
 // ReplaceAsset writes an asset's new content and name, within the quota
@@ -144,9 +97,9 @@ func (db *DB) ReplaceAsset(ctx context.Context, a *app.Asset) (string, error) {
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE assets SET name = ?, format = ?, content_type = ?, size = ?, sha256 = ?, width = ?, height = ?,
 			font = ?, file = ?, updated_at = ? WHERE id = ? AND team_id = ?`,
-			a.Name, a.Format, a.ContentType, a.Size, a.SHA256, a.Width, a.Height, fontJSON(a.Font), a.File, ms(a.UpdatedAt), a.ID, a.TeamID)
+			a.Name, a.Format, a.ContentType, a.Size, a.SHA256, a.Width, a.Height, scan.FontJSON(a.Font), a.File, ms(a.UpdatedAt), a.ID, a.TeamID)
 		if isUnique(err, "name") {
-			return assetNameTaken(a.Name)
+			return app.ErrAssetNameTaken(a.Name)
 		}
 		return err
 	})
@@ -162,7 +115,7 @@ func (db *DB) RenameAsset(ctx context.Context, teamID, id, name string, now time
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE assets SET name = ?, updated_at = ? WHERE id = ? AND team_id = ?`, name, ms(now), id, teamID)
 		if isUnique(err, "name") {
-			return assetNameTaken(name)
+			return app.ErrAssetNameTaken(name)
 		} else if err != nil {
 			return err
 		}
@@ -185,30 +138,13 @@ func (db *DB) DeleteAsset(ctx context.Context, teamID, id string, check func(*ap
 		if err != nil {
 			return err
 		}
-		var all []app.AssetUse
-		for _, ref := range []string{a.ID, a.Name} {
-			for _, u := range uses[ref] {
-				if !containsUse(all, u.ID) {
-					all = append(all, u)
-				}
-			}
-		}
-		if err := check(a, all); err != nil {
+		if err := check(a, app.AssetUsesOf(uses, a.ID, a.Name)); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM assets WHERE id = ? AND team_id = ?`, a.ID, teamID)
 		return err
 	})
 	return a, err
-}
-
-func containsUse(list []app.AssetUse, id string) bool {
-	for _, u := range list {
-		if u.ID == id {
-			return true
-		}
-	}
-	return false
 }
 
 // FindAssetUses returns the live templates of the team whose working copy
@@ -233,19 +169,9 @@ func findAssetUses(ctx context.Context, q querier, teamID string, refs []string)
 		if err != nil {
 			return nil, err
 		}
-		for rows.Next() {
-			var ref string
-			var u app.AssetUse
-			if err := rows.Scan(&ref, &u.ID, &u.Name); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			if !containsUse(out[ref], u.ID) {
-				out[ref] = append(out[ref], u)
-			}
-		}
+		err = scan.AssetUses(rows, out)
 		rows.Close()
-		if err := rows.Err(); err != nil {
+		if err != nil {
 			return nil, err
 		}
 	}

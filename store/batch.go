@@ -55,7 +55,7 @@ func (db *DB) FindBatchDocs(ctx context.Context, batchID string, ids []string) (
 		return nil, err
 	}
 	defer rows.Close()
-	return scan.All(rows, scan.BatchDoc)
+	return scan.List(rows, scan.BatchDoc)
 }
 
 // findBatchJobs returns a batch's jobs in request order (rowid order).

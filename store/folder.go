@@ -2,38 +2,11 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
-
-// groupCols are read by scanGroup (alias g); the template count covers live templates.
-const groupCols = `g.id, g.team_id, g.kind, g.name, g.created_at, g.updated_at,
-	CASE g.kind WHEN 'folder' THEN (SELECT COUNT(*) FROM templates t WHERE t.folder_id = g.id AND t.deleted_at IS NULL)
-	ELSE (SELECT COUNT(*) FROM template_categories c JOIN templates t ON t.id = c.template_id AND t.deleted_at IS NULL
-		WHERE c.category_id = g.id) END`
-
-func scanGroup(row scanner, kind string) (*app.TemplateGroup, error) {
-	var g app.TemplateGroup
-	var created, updated int64
-	err := row.Scan(&g.ID, &g.TeamID, &g.Kind, &g.Name, &created, &updated, &g.TemplateCount)
-	if errors.Is(err, sql.ErrNoRows) {
-		if kind == app.GroupCategory {
-			return nil, app.ErrNotFound(app.ECodeCategoryNotFound, "category")
-		}
-		return nil, app.ErrNotFound(app.ECodeFolderNotFound, "folder")
-	} else if err != nil {
-		return nil, err
-	}
-	g.CreatedAt, g.UpdatedAt = fromMS(created), fromMS(updated)
-	return &g, nil
-}
-
-func nameTaken(kind, name string) error {
-	return app.ErrInvalid("name", "a %s named %q already exists", kind, name)
-}
 
 // CreateGroup inserts a folder or category.
 func (db *DB) CreateGroup(ctx context.Context, g *app.TemplateGroup) error {
@@ -41,14 +14,14 @@ func (db *DB) CreateGroup(ctx context.Context, g *app.TemplateGroup) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO template_groups (id, team_id, kind, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
 			g.ID, g.TeamID, g.Kind, g.Name, ms(g.CreatedAt), ms(g.UpdatedAt))
 		if isUnique(err, "name") {
-			return nameTaken(g.Kind, g.Name)
+			return app.ErrGroupNameTaken(g.Kind, g.Name)
 		}
 		return err
 	})
 }
 
 func findGroup(ctx context.Context, q querier, teamID, kind, id string) (*app.TemplateGroup, error) {
-	return scanGroup(q.QueryRowContext(ctx, `SELECT `+groupCols+` FROM template_groups g WHERE g.team_id = ? AND g.kind = ? AND g.id = ?`,
+	return scan.Group(q.QueryRowContext(ctx, `SELECT `+scan.GroupCols+` FROM template_groups g WHERE g.team_id = ? AND g.kind = ? AND g.id = ?`,
 		teamID, kind, id), kind)
 }
 
@@ -63,21 +36,14 @@ func (db *DB) FindGroups(ctx context.Context, teamID, kind string, pg app.Page) 
 	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM template_groups WHERE team_id = ? AND kind = ?`, teamID, kind).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+groupCols+` FROM template_groups g WHERE g.team_id = ? AND g.kind = ?
+	rows, err := db.read.QueryContext(ctx, `SELECT `+scan.GroupCols+` FROM template_groups g WHERE g.team_id = ? AND g.kind = ?
 		ORDER BY g.name, g.rowid LIMIT ? OFFSET ?`, teamID, kind, pg.Limit, pg.Offset())
 	if err != nil {
 		return nil, 0, err
 	}
 	defer rows.Close()
-	list := []*app.TemplateGroup{}
-	for rows.Next() {
-		g, err := scanGroup(rows, kind)
-		if err != nil {
-			return nil, 0, err
-		}
-		list = append(list, g)
-	}
-	return list, total, rows.Err()
+	list, err := scan.List(rows, scan.GroupOf(kind))
+	return list, total, err
 }
 
 // RenameGroup renames a team's folder or category.
@@ -90,7 +56,7 @@ func (db *DB) RenameGroup(ctx context.Context, teamID, kind, id, name string, no
 		_, err := tx.ExecContext(ctx, `UPDATE template_groups SET name = ?, updated_at = ? WHERE team_id = ? AND kind = ? AND id = ?`,
 			name, ms(now), teamID, kind, id)
 		if isUnique(err, "name") {
-			return nameTaken(kind, name)
+			return app.ErrGroupNameTaken(kind, name)
 		} else if err != nil {
 			return err
 		}

@@ -301,7 +301,7 @@ func (g *grower) user(ctx context.Context, email, name string, at time.Time) (st
 // userOnly writes a user whose personal team the caller writes.
 func (g *grower) userOnly(ctx context.Context, email, name string, at time.Time) (growUser, error) {
 	u := growUser{id: g.id("usr", 20), team: g.id("team", 20)}
-	return u, g.exec(ctx, "users", `INSERT INTO users (`+userCols+`) VALUES (?, ?, ?, ?, '', 1, 0, '', ?, ?, ?)`,
+	return u, g.exec(ctx, "users", `INSERT INTO users (`+scan.UserCols+`) VALUES (?, ?, ?, ?, '', 1, 0, '', ?, ?, ?)`,
 		u.id, email, name, g.hash, u.team, ms(at), ms(at))
 }
 
@@ -327,7 +327,7 @@ func (g *grower) keysAndTemplates(ctx context.Context, t *growTeam, keys, templa
 		}
 		id := g.id("key", 20)
 		t.keys = append(t.keys, id)
-		if err := g.exec(ctx, "api_keys", `INSERT INTO api_keys (`+keyCols+`) VALUES (?, ?, ?, 'secret', ?, ?, ?, 1, ?, NULL, 0, 0, '', ?, ?)`,
+		if err := g.exec(ctx, "api_keys", `INSERT INTO api_keys (`+scan.KeyCols+`) VALUES (?, ?, ?, 'secret', ?, ?, ?, 1, ?, NULL, 0, 0, '', ?, ?)`,
 			id, t.id, fmt.Sprintf("key %d", i+1), plain[:len(app.KeyPrefix)+6]+"...", app.HashToken(plain), perms, t.owner, ms(at), ms(at)); err != nil {
 			return err
 		}
@@ -336,7 +336,7 @@ func (g *grower) keysAndTemplates(ctx context.Context, t *growTeam, keys, templa
 		id := g.id("tpl", 20)
 		t.templates = append(t.templates, id)
 		name := fmt.Sprintf("Invoice %d", i+1)
-		if err := g.exec(ctx, "templates", `INSERT INTO templates (`+templateInsertCols+`) VALUES (?, ?, ?, ?, ?, '', 'attachment', '["pdf","xlsx"]', ?, ?, '{}', '[]', '{}', NULL, 0, NULL, ?, ?, ?)`,
+		if err := g.exec(ctx, "templates", `INSERT INTO templates (`+scan.TemplateInsertCols+`) VALUES (?, ?, ?, ?, ?, '', 'attachment', '["pdf","xlsx"]', ?, ?, '{}', '[]', '{}', NULL, 0, NULL, ?, ?, ?)`,
 			id, t.id, "etpl_"+g.chars(12), app.Slugify(name), name, growSchema, growVariables, t.owner, ms(at), ms(at)); err != nil {
 			return err
 		}

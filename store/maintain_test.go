@@ -25,7 +25,7 @@ func TestWritesAnswerDuringRetention(t *testing.T) {
 	ctx := context.Background()
 	n := 100_000
 	if raceEnabled {
-		n = 20_000 // the same pass, a fifth of the rows: -race slows SQLite tenfold
+		n = 10_000 // the same pass, a tenth of the rows: -race slows SQLite tenfold
 	}
 	db, res := mustGrow(t, n, 100)
 	var before int
@@ -109,7 +109,14 @@ func TestRetentionStopsWithItsContext(t *testing.T) {
 	if testing.Short() {
 		t.Skip("grows 20,000 jobs")
 	}
-	db, _ := mustGrow(t, 20_000, 10)
+	n := 20_000
+	if raceEnabled {
+		// The same three steps of a hundred rows each: -race slows SQLite tenfold.
+		n = 2_000
+		defer func(rows int) { testStepRows = rows }(testStepRows)
+		testStepRows = 100
+	}
+	db, _ := mustGrow(t, n, 10)
 	ctx, cancel := context.WithCancel(context.Background())
 	testHookStep = func(n int, _ time.Duration) {
 		if n == 3 {

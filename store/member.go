@@ -2,30 +2,14 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
-const memberCols = `m.team_id, m.user_id, u.email, u.name, m.role, m.joined_at`
-
-func scanMember(row scanner) (*app.Member, error) {
-	var m app.Member
-	var joined int64
-	err := row.Scan(&m.TeamID, &m.UserID, &m.Email, &m.Name, &m.Role, &joined)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeMemberNotFound, "team member")
-	} else if err != nil {
-		return nil, err
-	}
-	m.JoinedAt = fromMS(joined)
-	return &m, nil
-}
-
 func findMember(ctx context.Context, q querier, teamID, userID string) (*app.Member, error) {
-	return scanMember(q.QueryRowContext(ctx, `SELECT `+memberCols+` FROM members m JOIN users u ON u.id = m.user_id
+	return scan.Member(q.QueryRowContext(ctx, `SELECT `+scan.MemberCols+scan.MemberFrom+`
 		WHERE m.team_id = ? AND m.user_id = ?`, teamID, userID))
 }
 
@@ -35,21 +19,14 @@ func (db *DB) FindMembers(ctx context.Context, teamID string, pg app.Page) ([]*a
 	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM members WHERE team_id = ?`, teamID).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+memberCols+` FROM members m JOIN users u ON u.id = m.user_id
+	rows, err := db.read.QueryContext(ctx, `SELECT `+scan.MemberCols+scan.MemberFrom+`
 		WHERE m.team_id = ? ORDER BY m.role != 'owner', m.joined_at, m.rowid LIMIT ? OFFSET ?`, teamID, pg.Limit, pg.Offset())
 	if err != nil {
 		return nil, 0, err
 	}
 	defer rows.Close()
-	members := []*app.Member{}
-	for rows.Next() {
-		m, err := scanMember(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		members = append(members, m)
-	}
-	return members, total, rows.Err()
+	members, err := scan.List(rows, scan.Member)
+	return members, total, err
 }
 
 // UpdateMemberRole sets the role of a member other than the owner.

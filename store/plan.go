@@ -21,13 +21,8 @@ func checkPlanCount(ctx context.Context, tx *Tx, teamID, resource, count string,
 	} else if err != nil {
 		return err
 	}
-	plan, err := app.FindPlan(name)
-	if err != nil {
-		return nil // a plan this version does not know limits nothing
-	}
-	var n int
-	if err := tx.QueryRowContext(ctx, count, args...).Scan(&n); err != nil {
-		return err
-	}
-	return plan.CheckCount(resource, n)
+	return app.CheckPlanCount(name, resource, func() (n int, err error) {
+		err = tx.QueryRowContext(ctx, count, args...).Scan(&n)
+		return n, err
+	})
 }

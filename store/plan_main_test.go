@@ -16,12 +16,15 @@ func TestMain(m *testing.M) {
 	if bench, run := flag.Lookup("test.bench").Value.String(), flag.Lookup("test.run").Value.String(); bench != "" && run == "^$" {
 		// Only benchmarks: they measure statements without the trace's
 		// stack walk each.
-		os.Exit(m.Run())
+		code := m.Run()
+		removeMigrated()
+		os.Exit(code)
 	}
 	var set QuerySet
 	stop := TraceQueries(set.Add)
 	code := m.Run()
 	stop()
+	removeMigrated()
 	if code == 0 {
 		if err := set.Report(context.Background(), os.Stderr); err != nil {
 			fmt.Fprintln(os.Stderr, "FAIL:", err)

@@ -2,39 +2,24 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.SessionStore = (*DB)(nil)
 
-const sessionCols = `id, hash, user_id, team_id, pending_2fa, user_agent, ip, created_at, last_seen_at, expires_at`
-
 // CreateSession stores a dashboard session (its token's hash only).
 func (db *DB) CreateSession(ctx context.Context, s *app.WebSession) error {
-	_, err := db.write.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		s.ID, s.Hash, s.UserID, s.TeamID, boolInt(s.Pending2FA), s.UserAgent, s.IP, ms(s.CreatedAt), ms(s.LastSeenAt), ms(s.ExpiresAt))
+	_, err := db.write.ExecContext(ctx, `INSERT INTO sessions (`+scan.SessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.ID, s.Hash, s.UserID, s.TeamID, s.Pending2FA, s.UserAgent, s.IP, ms(s.CreatedAt), ms(s.LastSeenAt), ms(s.ExpiresAt))
 	return err
 }
 
 // FindSessionByHash returns the session whose token hashes to hash.
 func (db *DB) FindSessionByHash(ctx context.Context, hash string) (*app.WebSession, error) {
-	var s app.WebSession
-	var pending int
-	var created, seen, expires int64
-	err := db.read.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE hash = ?`, hash).
-		Scan(&s.ID, &s.Hash, &s.UserID, &s.TeamID, &pending, &s.UserAgent, &s.IP, &created, &seen, &expires)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, &app.Error{Code: app.ECodeUnauthenticated, Message: "no such session"}
-	} else if err != nil {
-		return nil, err
-	}
-	s.Pending2FA = pending == 1
-	s.CreatedAt, s.LastSeenAt, s.ExpiresAt = fromMS(created), fromMS(seen), fromMS(expires)
-	return &s, nil
+	return scan.Session(db.read.QueryRowContext(ctx, `SELECT `+scan.SessionCols+` FROM sessions WHERE hash = ?`, hash))
 }
 
 // TouchSession records a request and the session's current team.

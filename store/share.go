@@ -2,31 +2,11 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
-
-// shareSelect reads shares of live templates with live target teams.
-const shareSelect = `SELECT s.id, s.template_id, s.owner_team_id, s.target_team_id, tm.name, s.permission, s.created_by,
-	s.created_at, s.updated_at FROM template_shares s
-	JOIN teams tm ON tm.id = s.target_team_id AND tm.deleted_at IS NULL
-	JOIN templates t ON t.id = s.template_id AND t.deleted_at IS NULL`
-
-func scanShare(row scanner) (*app.TemplateShare, error) {
-	var sh app.TemplateShare
-	var created, updated int64
-	err := row.Scan(&sh.ID, &sh.TemplateID, &sh.OwnerTeamID, &sh.TargetTeamID, &sh.TargetTeamName, &sh.Permission, &sh.CreatedBy, &created, &updated)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeShareNotFound, "share")
-	} else if err != nil {
-		return nil, err
-	}
-	sh.CreatedAt, sh.UpdatedAt = fromMS(created), fromMS(updated)
-	return &sh, nil
-}
 
 // CreateShare inserts a share; the team may hold one share per template.
 func (db *DB) CreateShare(ctx context.Context, sh *app.TemplateShare) error {
@@ -35,8 +15,7 @@ func (db *DB) CreateShare(ctx context.Context, sh *app.TemplateShare) error {
 			created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 			sh.ID, sh.TemplateID, sh.OwnerTeamID, sh.TargetTeamID, sh.Permission, sh.CreatedBy, ms(sh.CreatedAt), ms(sh.UpdatedAt))
 		if isUnique(err, "") {
-			return (&app.Error{Code: app.ECodeAlreadyShared, Message: "the template is already shared with this team; change the share's permission instead"}).
-				WithInfo("field", "targetTeamId")
+			return app.ErrAlreadyShared()
 		}
 		return err
 	})
@@ -44,25 +23,18 @@ func (db *DB) CreateShare(ctx context.Context, sh *app.TemplateShare) error {
 
 // FindShares lists a template's shares, oldest first.
 func (db *DB) FindShares(ctx context.Context, templateID string) ([]*app.TemplateShare, error) {
-	rows, err := db.read.QueryContext(ctx, shareSelect+` WHERE s.template_id = ? ORDER BY s.created_at, s.rowid`, templateID)
+	rows, err := db.read.QueryContext(ctx, scan.ShareSelect+` WHERE s.template_id = ? ORDER BY s.created_at, s.rowid`, templateID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	list := []*app.TemplateShare{}
-	for rows.Next() {
-		sh, err := scanShare(rows)
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, sh)
-	}
-	return list, rows.Err()
+	list, err := scan.List(rows, scan.Share)
+	return list, err
 }
 
 // FindShare finds a share by id.
 func (db *DB) FindShare(ctx context.Context, id string) (*app.TemplateShare, error) {
-	return scanShare(db.read.QueryRowContext(ctx, shareSelect+` WHERE s.id = ?`, id))
+	return scan.Share(db.read.QueryRowContext(ctx, scan.ShareSelect+` WHERE s.id = ?`, id))
 }
 
 // UpdateShare changes a share's permission.
@@ -76,7 +48,7 @@ func (db *DB) UpdateShare(ctx context.Context, id, permission string, now time.T
 		if n, _ := res.RowsAffected(); n == 0 {
 			return app.ErrNotFound(app.ECodeShareNotFound, "share")
 		}
-		sh, err = scanShare(tx.QueryRowContext(ctx, shareSelect+` WHERE s.id = ?`, id))
+		sh, err = scan.Share(tx.QueryRowContext(ctx, scan.ShareSelect+` WHERE s.id = ?`, id))
 		return err
 	})
 	return sh, err
@@ -99,24 +71,12 @@ func (db *DB) DeleteShare(ctx context.Context, id string) error {
 // FindSharedWithTeam lists the live templates of live teams shared with a
 // team, newest share first.
 func (db *DB) FindSharedWithTeam(ctx context.Context, teamID string) ([]*app.SharedTemplate, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT t.id, t.short_id, t.name, t.template_type, o.id, o.name, s.permission, s.created_at
-		FROM template_shares s
-		JOIN templates t ON t.id = s.template_id AND t.deleted_at IS NULL
-		JOIN teams o ON o.id = t.team_id AND o.deleted_at IS NULL
+	rows, err := db.read.QueryContext(ctx, scan.SharedSelect+`
 		WHERE s.target_team_id = ? ORDER BY s.created_at DESC, s.rowid DESC`, teamID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	list := []*app.SharedTemplate{}
-	for rows.Next() {
-		var st app.SharedTemplate
-		var at int64
-		if err := rows.Scan(&st.ID, &st.ShortID, &st.Name, &st.TemplateType, &st.OwnerTeamID, &st.OwnerTeamName, &st.Permission, &at); err != nil {
-			return nil, err
-		}
-		st.SharedAt = fromMS(at)
-		list = append(list, &st)
-	}
-	return list, rows.Err()
+	list, err := scan.List(rows, scan.Shared)
+	return list, err
 }

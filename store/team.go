@@ -2,46 +2,26 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.TeamStore = (*DB)(nil)
 
 func insertTeam(ctx context.Context, tx *Tx, t *app.Team) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO teams (id, name, slug, is_personal, owner_id, plan, credits, created_at, updated_at)
+	_, err := tx.ExecContext(ctx, `INSERT INTO teams (`+scan.TeamInsertCols+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		t.ID, t.Name, t.Slug, boolInt(t.IsPersonal), t.OwnerID, t.Plan, t.Credits, ms(t.CreatedAt), ms(t.UpdatedAt))
+		t.ID, t.Name, t.Slug, t.IsPersonal, t.OwnerID, t.Plan, t.Credits, ms(t.CreatedAt), ms(t.UpdatedAt))
 	if isUnique(err, "slug") {
-		return (&app.Error{Code: "ERR_TEAM_002", Message: "team slug already exists"}).WithInfo("field", "slug")
+		return app.ErrTeamSlugTaken()
 	}
 	return err
 }
 
-// teamCols are read by scanTeam; the member count is computed.
-const teamCols = `teams.id, teams.name, teams.slug, teams.is_personal, teams.owner_id, teams.plan, teams.credits, teams.created_at, teams.updated_at,
-	(SELECT COUNT(*) FROM members c WHERE c.team_id = teams.id)`
-
-func scanTeam(row scanner, extra ...any) (*app.Team, error) {
-	var t app.Team
-	var personal int
-	var created, updated int64
-	err := row.Scan(append([]any{&t.ID, &t.Name, &t.Slug, &personal, &t.OwnerID, &t.Plan, &t.Credits, &created, &updated, &t.MemberCount}, extra...)...)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeTeamNotFound, "team")
-	} else if err != nil {
-		return nil, err
-	}
-	t.IsPersonal = personal == 1
-	t.CreatedAt, t.UpdatedAt = fromMS(created), fromMS(updated)
-	return &t, nil
-}
-
 func findTeam(ctx context.Context, q querier, idOrSlug string) (*app.Team, error) {
-	return scanTeam(q.QueryRowContext(ctx, `SELECT `+teamCols+` FROM teams WHERE (id = ? OR slug = ?) AND deleted_at IS NULL`, idOrSlug, idOrSlug))
+	return scan.Team(q.QueryRowContext(ctx, `SELECT `+scan.TeamCols+` FROM teams WHERE (id = ? OR slug = ?) AND deleted_at IS NULL`, idOrSlug, idOrSlug))
 }
 
 // FindTeam finds a live team by id or slug, with its member count.
@@ -52,19 +32,12 @@ func (db *DB) FindTeam(ctx context.Context, idOrSlug string) (*app.Team, error) 
 // FindMember returns a user's membership of a live team; no membership is
 // reported as team not found, so non-members learn nothing.
 func (db *DB) FindMember(ctx context.Context, teamID, userID string) (*app.Member, error) {
-	var m app.Member
-	var joined int64
-	err := db.read.QueryRowContext(ctx, `SELECT m.team_id, m.user_id, u.email, u.name, m.role, m.joined_at
-		FROM members m JOIN teams t ON t.id = m.team_id JOIN users u ON u.id = m.user_id
-		WHERE m.team_id = ? AND m.user_id = ? AND t.deleted_at IS NULL`, teamID, userID).
-		Scan(&m.TeamID, &m.UserID, &m.Email, &m.Name, &m.Role, &joined)
-	if errors.Is(err, sql.ErrNoRows) {
+	m, err := scan.Member(db.read.QueryRowContext(ctx, `SELECT `+scan.MemberCols+scan.MemberFrom+`JOIN teams t ON t.id = m.team_id
+		WHERE m.team_id = ? AND m.user_id = ? AND t.deleted_at IS NULL`, teamID, userID))
+	if app.ErrorCode(err) == app.ECodeMemberNotFound {
 		return nil, app.ErrNotFound(app.ECodeTeamNotFound, "team")
-	} else if err != nil {
-		return nil, err
 	}
-	m.JoinedAt = fromMS(joined)
-	return &m, nil
+	return m, err
 }
 
 // SetTeamPlan changes a team's plan.
@@ -107,24 +80,15 @@ func (db *DB) FindTeamsForUser(ctx context.Context, userID string, pg app.Page) 
 		WHERE m.user_id = ? AND teams.deleted_at IS NULL`, userID).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+teamCols+`, m.role FROM members m JOIN teams ON teams.id = m.team_id
+	rows, err := db.read.QueryContext(ctx, `SELECT `+scan.TeamCols+`, m.role FROM members m JOIN teams ON teams.id = m.team_id
 		WHERE m.user_id = ? AND teams.deleted_at IS NULL
 		ORDER BY teams.is_personal DESC, teams.created_at, teams.rowid LIMIT ? OFFSET ?`, userID, pg.Limit, pg.Offset())
 	if err != nil {
 		return nil, 0, err
 	}
 	defer rows.Close()
-	teams := []*app.Team{}
-	for rows.Next() {
-		var role string
-		t, err := scanTeam(rows, &role)
-		if err != nil {
-			return nil, 0, err
-		}
-		t.Role = role
-		teams = append(teams, t)
-	}
-	return teams, total, rows.Err()
+	teams, err := scan.List(rows, scan.TeamWithRole)
+	return teams, total, err
 }
 
 // UpdateTeam changes name and slug and returns the team.
@@ -134,7 +98,7 @@ func (db *DB) UpdateTeam(ctx context.Context, id string, upd app.TeamUpdate, now
 		res, err := tx.ExecContext(ctx, `UPDATE teams SET name = COALESCE(?, name), slug = COALESCE(?, slug), updated_at = ?
 			WHERE id = ? AND deleted_at IS NULL`, upd.Name, upd.Slug, ms(now), id)
 		if isUnique(err, "slug") {
-			return (&app.Error{Code: app.ECodeTeamSlugTaken, Message: "team slug already exists"}).WithInfo("field", "slug")
+			return app.ErrTeamSlugTaken()
 		} else if err != nil {
 			return err
 		}

@@ -2,126 +2,23 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"hash/maphash"
 	"strings"
-	"sync"
 	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.TemplateStore = (*DB)(nil)
 
-// templateInsertCols are the stored columns a new template sets.
-const templateInsertCols = `id, team_id, short_id, slug, name, description, template_type, output_formats, schema, variables, constants,
-	calculated_variables, sample_data, folder_id, is_published, published_at, created_by, created_at, updated_at`
-
-// templateCols are read by scanTemplate (alias t); category ids are
-// computed, in the order they were filed.
-const templateCols = `t.id, t.team_id, t.short_id, t.slug, t.name, t.description, t.template_type, t.output_formats, t.schema,
-	t.variables, t.constants, t.calculated_variables, t.sample_data, t.folder_id, t.is_published, t.published_at, t.created_by, t.created_at,
-	t.updated_at, t.published_version, t.published_hash,
+// templateCols are read by scan.Template (alias t): its columns, then
+// the category ids in the order they were filed.
+const templateCols = scan.TemplateCols + `,
 	(SELECT json_group_array(category_id) FROM (SELECT c.category_id FROM template_categories c WHERE c.template_id = t.id ORDER BY c.rowid))`
 
-func scanTemplate(row scanner, extra ...any) (*app.Template, error) {
-	var t app.Template
-	var formats, schema, vars, consts, calc, sample, cats string
-	var folder sql.NullString
-	var published int
-	var publishedAt sql.NullInt64
-	var created, updated int64
-	err := row.Scan(append([]any{&t.ID, &t.TeamID, &t.ShortID, &t.Slug, &t.Name, &t.Description, &t.TemplateType, &formats, &schema,
-		&vars, &consts, &calc, &sample, &folder, &published, &publishedAt, &t.CreatedBy, &created, &updated, &t.PublishedVersion,
-		&t.PublishedHash, &cats}, extra...)...)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeTemplateNotFound, "template")
-	} else if err != nil {
-		return nil, err
-	}
-	for _, c := range []struct {
-		src string
-		dst any
-	}{{formats, &t.OutputFormats}, {vars, &t.Variables}, {consts, &t.Constants}, {calc, &t.CalculatedVariables}, {sample, &t.SampleData},
-		{cats, &t.CategoryIDs}} {
-		if err := json.Unmarshal([]byte(c.src), c.dst); err != nil {
-			return nil, fmt.Errorf("template %s: %w", t.ID, err)
-		}
-	}
-	t.Schema = json.RawMessage(schema)
-	if folder.Valid {
-		t.FolderID = &folder.String
-	}
-	t.IsPublished = published == 1
-	t.PublishedAt = fromNullMS(publishedAt)
-	t.CreatedAt, t.UpdatedAt = fromMS(created), fromMS(updated)
-	t.HasDraft = t.PublishedVersion == 0 || contentHash(&t, formats, schema, vars, consts, calc) != t.PublishedHash
-	if t.CategoryIDs == nil {
-		t.CategoryIDs = []string{}
-	}
-	return &t, nil
-}
+func sampleJSON(d map[string]any) string { return scan.SampleJSON(d) }
 
-// hashes memoizes Template.ContentHash by template, keyed by a 64-bit hash
-// of the exact stored columns it is computed from: every read of a
-// published template (two per generate) hashed its whole content anew,
-// ~60 µs for the example invoice.
-var hashes = struct {
-	sync.Mutex
-	m map[string]hashEntry
-}{m: map[string]hashEntry{}}
-
-type hashEntry struct {
-	columns uint64 // maphash of the columns ContentHash reads
-	hash    string
-}
-
-const maxHashes = 4096
-
-var hashSeed = maphash.MakeSeed()
-
-func contentHash(t *app.Template, formats, schema, vars, consts, calc string) string {
-	var h maphash.Hash
-	h.SetSeed(hashSeed)
-	for _, s := range []string{t.Description, formats, schema, vars, consts, calc} {
-		h.WriteString(s)
-		h.WriteByte(0)
-	}
-	cols := h.Sum64()
-	hashes.Lock()
-	e, ok := hashes.m[t.ID]
-	hashes.Unlock()
-	if ok && e.columns == cols {
-		return e.hash
-	}
-	sum := t.ContentHash()
-	hashes.Lock()
-	if len(hashes.m) >= maxHashes {
-		clear(hashes.m)
-	}
-	hashes.m[t.ID] = hashEntry{cols, sum}
-	hashes.Unlock()
-	return sum
-}
-
-// sampleJSON stores sample data as a JSON object, '{}' when there is none.
-func sampleJSON(d map[string]any) string {
-	if d == nil {
-		return "{}"
-	}
-	return mustJSON(d)
-}
-
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // only values that came from JSON are stored
-	}
-	return string(b)
-}
+func mustJSON(v any) string { return scan.JSON(v) }
 
 // CreateTemplate inserts a template with its categories; a taken slug gets a
 // numeric suffix, a taken name is ERR_TMPL_011, a team at its plan's template
@@ -141,15 +38,14 @@ func (db *DB) CreateTemplate(ctx context.Context, t *app.Template) error {
 			if n == 0 {
 				break
 			}
-			suffix := fmt.Sprintf("-%d", i)
-			t.Slug = strings.TrimRight(truncate(base, app.MaxTemplateSlug-len(suffix)), "-") + suffix
+			t.Slug = app.SuffixedSlug(base, i)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO templates (`+templateInsertCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO templates (`+scan.TemplateInsertCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			t.ID, t.TeamID, t.ShortID, t.Slug, t.Name, t.Description, t.TemplateType, mustJSON(t.OutputFormats), string(t.Schema),
-			mustJSON(t.Variables), mustJSON(t.Constants), mustJSON(t.CalculatedVariables), sampleJSON(t.SampleData), t.FolderID, boolInt(t.IsPublished),
+			mustJSON(t.Variables), mustJSON(t.Constants), mustJSON(t.CalculatedVariables), sampleJSON(t.SampleData), t.FolderID, t.IsPublished,
 			msPtr(t.PublishedAt), t.CreatedBy, ms(t.CreatedAt), ms(t.UpdatedAt))
 		if isUnique(err, "name") {
-			return (&app.Error{Code: app.ECodeTemplateExists, Message: "a template named " + t.Name + " already exists"}).WithInfo("field", "name")
+			return app.ErrTemplateNameTaken(t.Name)
 		} else if err != nil {
 			return err
 		}
@@ -162,20 +58,13 @@ func (db *DB) CreateTemplate(ctx context.Context, t *app.Template) error {
 	})
 }
 
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
-}
-
 // FindTemplate finds a live template of a team by id, shortId or slug.
 func (db *DB) FindTemplate(ctx context.Context, teamID, ref string) (*app.Template, error) {
 	return findTemplate(ctx, db.read, teamID, ref)
 }
 
 func findTemplate(ctx context.Context, q querier, teamID, ref string) (*app.Template, error) {
-	return scanTemplate(q.QueryRowContext(ctx, `SELECT `+templateCols+` FROM templates t
+	return scan.Template(q.QueryRowContext(ctx, `SELECT `+templateCols+` FROM templates t
 		WHERE t.team_id = ? AND t.deleted_at IS NULL AND (t.id = ? OR t.short_id = ? OR t.slug = ?)
 		ORDER BY t.id = ? DESC, t.short_id = ? DESC LIMIT 1`, teamID, ref, ref, ref, ref, ref))
 }
@@ -188,7 +77,7 @@ func (db *DB) FindVisibleTemplate(ctx context.Context, teamID, ref string) (*app
 		return t, err
 	}
 	var perm string
-	t, err = scanTemplate(db.read.QueryRowContext(ctx, `SELECT `+templateCols+`, s.permission FROM templates t
+	t, err = scan.Template(db.read.QueryRowContext(ctx, `SELECT `+templateCols+`, s.permission FROM templates t
 		JOIN template_shares s ON s.template_id = t.id
 		JOIN teams o ON o.id = t.team_id AND o.deleted_at IS NULL
 		WHERE s.target_team_id = ? AND t.deleted_at IS NULL AND (t.id = ? OR t.short_id = ?) LIMIT 1`, teamID, ref, ref), &perm)
@@ -201,7 +90,7 @@ func (db *DB) FindVisibleTemplate(ctx context.Context, teamID, ref string) (*app
 
 // FindTemplateByName finds a live template of a team by its exact name.
 func (db *DB) FindTemplateByName(ctx context.Context, teamID, name string) (*app.Template, error) {
-	return scanTemplate(db.read.QueryRowContext(ctx, `SELECT `+templateCols+` FROM templates t
+	return scan.Template(db.read.QueryRowContext(ctx, `SELECT `+templateCols+` FROM templates t
 		WHERE t.team_id = ? AND t.name = ? AND t.deleted_at IS NULL`, teamID, name))
 }
 
@@ -235,15 +124,8 @@ func (db *DB) FindTemplates(ctx context.Context, f app.TemplateFilter) ([]*app.T
 		return nil, 0, err
 	}
 	defer rows.Close()
-	list := []*app.Template{}
-	for rows.Next() {
-		t, err := scanTemplate(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		list = append(list, t)
-	}
-	return list, total, rows.Err()
+	list, err := scan.List(rows, scan.TemplateRow)
+	return list, total, err
 }
 
 // UpdateTemplate writes the editable fields of a live template.
@@ -255,9 +137,9 @@ func (db *DB) UpdateTemplate(ctx context.Context, t *app.Template) error {
 			mustJSON(t.CalculatedVariables), sampleJSON(t.SampleData), t.FolderID, ms(t.UpdatedAt), t.ID)
 		switch {
 		case isUnique(err, "name"):
-			return (&app.Error{Code: app.ECodeTemplateExists, Message: "a template named " + t.Name + " already exists"}).WithInfo("field", "name")
+			return app.ErrTemplateNameTaken(t.Name)
 		case isUnique(err, "slug"):
-			return app.ErrInvalid("slug", "another template of the team has the slug %q", t.Slug)
+			return app.ErrTemplateSlugTaken(t.Slug)
 		case err != nil:
 			return err
 		}

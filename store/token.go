@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.TokenStore = (*DB)(nil)
@@ -25,20 +26,16 @@ func (db *DB) UseRefreshToken(ctx context.Context, hash string, now time.Time) (
 	var out *app.RefreshToken
 	var reused bool
 	err := db.tx(ctx, func(tx *Tx) error {
-		var t app.RefreshToken
-		var expires, created int64
-		var used, revoked sql.NullInt64
-		err := tx.QueryRowContext(ctx, `SELECT id, user_id, hash, family, expires_at, created_at, used_at, revoked_at FROM refresh_tokens WHERE hash = ?`, hash).
-			Scan(&t.ID, &t.UserID, &t.Hash, &t.Family, &expires, &created, &used, &revoked)
+		t, used, revoked, err := scan.RefreshToken(tx.QueryRowContext(ctx, `SELECT `+scan.RefreshTokenCols+` FROM refresh_tokens WHERE hash = ?`, hash))
 		if errors.Is(err, sql.ErrNoRows) {
 			return bad
 		} else if err != nil {
 			return err
 		}
-		if revoked.Valid || expires <= ms(now) {
+		switch t.Presented(now, used, revoked) {
+		case app.RefreshRefused:
 			return bad
-		}
-		if used.Valid {
+		case app.RefreshReused:
 			reused = true
 			_, err := tx.ExecContext(ctx, `UPDATE refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL`, ms(now), t.Family)
 			return err
@@ -46,8 +43,7 @@ func (db *DB) UseRefreshToken(ctx context.Context, hash string, now time.Time) (
 		if _, err := tx.ExecContext(ctx, `UPDATE refresh_tokens SET used_at = ? WHERE id = ?`, ms(now), t.ID); err != nil {
 			return err
 		}
-		t.ExpiresAt, t.CreatedAt = fromMS(expires), fromMS(created)
-		out = &t
+		out = t
 		return nil
 	})
 	if err != nil {
@@ -75,23 +71,13 @@ func (db *DB) CreateEmailToken(ctx context.Context, t *app.EmailToken) error {
 
 // ConsumeEmailToken spends a live token of the given purpose.
 func (db *DB) ConsumeEmailToken(ctx context.Context, hash, purpose string, now time.Time) (*app.EmailToken, error) {
-	var t app.EmailToken
+	var t *app.EmailToken
 	err := db.tx(ctx, func(tx *Tx) error {
-		var expires, created int64
-		err := tx.QueryRowContext(ctx, `UPDATE email_tokens SET used_at = ?
+		var err error
+		t, err = scan.EmailToken(tx.QueryRowContext(ctx, `UPDATE email_tokens SET used_at = ?
 			WHERE hash = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?
-			RETURNING hash, user_id, purpose, email, expires_at, created_at`, ms(now), hash, purpose, ms(now)).
-			Scan(&t.Hash, &t.UserID, &t.Purpose, &t.Email, &expires, &created)
-		if errors.Is(err, sql.ErrNoRows) {
-			return &app.Error{Code: app.ECodeBadEmailToken, Message: "invalid or expired token"}
-		} else if err != nil {
-			return err
-		}
-		t.ExpiresAt, t.CreatedAt = fromMS(expires), fromMS(created)
-		return nil
+			RETURNING `+scan.EmailTokenCols, ms(now), hash, purpose, ms(now)))
+		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &t, nil
+	return t, err
 }

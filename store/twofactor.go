@@ -7,36 +7,25 @@ import (
 	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.TwoFactorStore = (*DB)(nil)
 
 // FindTwoFactor returns a user's two-factor state and unused backup codes.
 func (db *DB) FindTwoFactor(ctx context.Context, userID string) (*app.TwoFactor, error) {
-	tf := &app.TwoFactor{UserID: userID}
-	var enabled int
-	err := db.read.QueryRowContext(ctx, `SELECT secret, enabled, last_step FROM two_factor WHERE user_id = ?`, userID).
-		Scan(&tf.Secret, &enabled, &tf.LastStep)
-	if errors.Is(err, sql.ErrNoRows) {
-		return tf, nil
-	} else if err != nil {
-		return nil, err
-	}
-	tf.Enabled = enabled == 1
-	err = db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM backup_codes WHERE user_id = ? AND used_at IS NULL`, userID).
-		Scan(&tf.BackupCodesRemaining)
-	return tf, err
+	return scan.TwoFactor(db.read.QueryRowContext(ctx, `SELECT `+scan.TwoFactorCols+` FROM two_factor WHERE user_id = ?`, userID), userID)
 }
 
 // StartTwoFactor stores a pending secret with new backup codes.
 func (db *DB) StartTwoFactor(ctx context.Context, userID, secret string, codeHashes []string, now time.Time) error {
 	return db.tx(ctx, func(tx *Tx) error {
-		var enabled int
+		var enabled bool
 		err := tx.QueryRowContext(ctx, `SELECT enabled FROM two_factor WHERE user_id = ?`, userID).Scan(&enabled)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		if enabled == 1 {
+		if enabled {
 			return &app.Error{Code: app.ECodeTwoFactorOn, Message: "two-factor authentication is already enabled"}
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO two_factor (user_id, secret, enabled, last_step, created_at, updated_at)

@@ -2,65 +2,21 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
-	"errors"
-	"fmt"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
-const versionCols = `id, template_id, team_id, version, release_notes, restored_from, name, description, template_type,
-	output_formats, schema, variables, constants, calculated_variables, sample_data, content_hash, published_by, published_at`
-
-func scanVersion(row scanner) (*app.TemplateVersion, error) {
-	var v app.TemplateVersion
-	var formats, schema, vars, consts, calc, sample string
-	var restored sql.NullInt64
-	var published int64
-	err := row.Scan(&v.ID, &v.TemplateID, &v.TeamID, &v.Version, &v.ReleaseNotes, &restored, &v.Name, &v.Description, &v.TemplateType,
-		&formats, &schema, &vars, &consts, &calc, &sample, &v.ContentHash, &v.PublishedBy, &published)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeVersionNotFound, "version")
-	} else if err != nil {
-		return nil, err
-	}
-	for _, c := range []struct {
-		src string
-		dst any
-	}{{formats, &v.OutputFormats}, {vars, &v.Variables}, {consts, &v.Constants}, {calc, &v.CalculatedVariables}, {sample, &v.SampleData}} {
-		if err := json.Unmarshal([]byte(c.src), c.dst); err != nil {
-			return nil, fmt.Errorf("template version %s: %w", v.ID, err)
-		}
-	}
-	v.Schema = json.RawMessage(schema)
-	if restored.Valid {
-		n := int(restored.Int64)
-		v.RestoredFrom = &n
-	}
-	v.PublishedAt = fromMS(published)
-	return &v, nil
-}
-
 func insertVersion(ctx context.Context, tx *Tx, v *app.TemplateVersion) error {
-	var restored any
-	if v.RestoredFrom != nil {
-		restored = *v.RestoredFrom
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO template_versions (`+versionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		v.ID, v.TemplateID, v.TeamID, v.Version, v.ReleaseNotes, restored, v.Name, v.Description, v.TemplateType,
-		mustJSON(v.OutputFormats), string(v.Schema), mustJSON(v.Variables), mustJSON(v.Constants), mustJSON(v.CalculatedVariables),
-		sampleJSON(v.SampleData), v.ContentHash, v.PublishedBy, ms(v.PublishedAt))
+	_, err := tx.ExecContext(ctx, `INSERT INTO template_versions (`+scan.VersionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		scan.VersionValues(v)...)
 	return err
 }
 
 // publish records v (content taken from t) as t's next version and marks t
 // published, in tx.
 func publish(ctx context.Context, tx *Tx, t *app.Template, v *app.TemplateVersion) error {
-	v.TemplateID, v.TeamID, v.Version = t.ID, t.TeamID, t.PublishedVersion+1
-	v.Name, v.Description, v.TemplateType, v.OutputFormats, v.Schema = t.Name, t.Description, t.TemplateType, t.OutputFormats, t.Schema
-	v.Variables, v.Constants, v.CalculatedVariables, v.SampleData = t.Variables, t.Constants, t.CalculatedVariables, t.SampleData
-	v.ContentHash = t.ContentHash()
+	t.FillVersion(v)
 	if err := insertVersion(ctx, tx, v); err != nil {
 		return err
 	}
@@ -76,14 +32,12 @@ func publish(ctx context.Context, tx *Tx, t *app.Template, v *app.TemplateVersio
 	if err := writeAssetRefs(ctx, tx, t.TeamID, t.ID, v.Version, v.Schema); err != nil {
 		return err
 	}
-	t.PublishedVersion, t.PublishedHash, t.IsPublished, t.HasDraft = v.Version, v.ContentHash, true, false
-	at := v.PublishedAt
-	t.PublishedAt, t.UpdatedAt = &at, at
+	t.MarkPublished(v)
 	return nil
 }
 
 func liveTemplate(ctx context.Context, tx *Tx, id string) (*app.Template, error) {
-	return scanTemplate(tx.QueryRowContext(ctx, `SELECT `+templateCols+` FROM templates t WHERE t.id = ? AND t.deleted_at IS NULL`, id))
+	return scan.Template(tx.QueryRowContext(ctx, `SELECT `+templateCols+` FROM templates t WHERE t.id = ? AND t.deleted_at IS NULL`, id))
 }
 
 // PublishTemplate copies the working copy of a live template into its next
@@ -114,12 +68,11 @@ func (db *DB) RestoreTemplateVersion(ctx context.Context, templateID string, fro
 		if t, err = liveTemplate(ctx, tx, templateID); err != nil {
 			return err
 		}
-		src, err := scanVersion(tx.QueryRowContext(ctx, `SELECT `+versionCols+` FROM template_versions WHERE template_id = ? AND version = ?`, templateID, from))
+		src, err := scan.Version(tx.QueryRowContext(ctx, `SELECT `+scan.VersionCols+` FROM template_versions WHERE template_id = ? AND version = ?`, templateID, from))
 		if err != nil {
 			return err
 		}
-		t.Description, t.OutputFormats, t.Schema = src.Description, src.OutputFormats, src.Schema
-		t.Variables, t.Constants, t.CalculatedVariables, t.SampleData = src.Variables, src.Constants, src.CalculatedVariables, src.SampleData
+		t.RestoreContent(src)
 		return publish(ctx, tx, t, v)
 	})
 	return t, err
@@ -131,29 +84,22 @@ func (db *DB) FindTemplateVersions(ctx context.Context, templateID string, pg ap
 	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM template_versions WHERE template_id = ?`, templateID).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+versionCols+` FROM template_versions WHERE template_id = ?
+	rows, err := db.read.QueryContext(ctx, `SELECT `+scan.VersionCols+` FROM template_versions WHERE template_id = ?
 		ORDER BY version DESC LIMIT ? OFFSET ?`, templateID, pg.Limit, pg.Offset())
 	if err != nil {
 		return nil, 0, err
 	}
 	defer rows.Close()
-	list := []*app.TemplateVersion{}
-	for rows.Next() {
-		v, err := scanVersion(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		list = append(list, v)
-	}
-	return list, total, rows.Err()
+	list, err := scan.List(rows, scan.Version)
+	return list, total, err
 }
 
 // FindTemplateVersion finds a template's version by number.
 func (db *DB) FindTemplateVersion(ctx context.Context, templateID string, version int) (*app.TemplateVersion, error) {
-	return scanVersion(db.read.QueryRowContext(ctx, `SELECT `+versionCols+` FROM template_versions WHERE template_id = ? AND version = ?`, templateID, version))
+	return scan.Version(db.read.QueryRowContext(ctx, `SELECT `+scan.VersionCols+` FROM template_versions WHERE template_id = ? AND version = ?`, templateID, version))
 }
 
 // FindTemplateVersionByID finds a version by id.
 func (db *DB) FindTemplateVersionByID(ctx context.Context, id string) (*app.TemplateVersion, error) {
-	return scanVersion(db.read.QueryRowContext(ctx, `SELECT `+versionCols+` FROM template_versions WHERE id = ?`, id))
+	return scan.Version(db.read.QueryRowContext(ctx, `SELECT `+scan.VersionCols+` FROM template_versions WHERE id = ?`, id))
 }

@@ -32,7 +32,7 @@ func (db *DB) FindSubscriptions(ctx context.Context, teamID string) ([]*app.Subs
 		return nil, err
 	}
 	defer rows.Close()
-	return scan.All(rows, scan.Subscription)
+	return scan.List(rows, scan.Subscription)
 }
 
 // UpdateSubscription applies the given fields.
@@ -144,7 +144,7 @@ func (db *DB) DispatchEvent(ctx context.Context, e *app.Event, maxAttempts int, 
 		if err != nil {
 			return err
 		}
-		subs, err := scan.All(rows, scan.Subscription)
+		subs, err := scan.List(rows, scan.Subscription)
 		rows.Close()
 		if err != nil {
 			return err
@@ -176,7 +176,7 @@ func (db *DB) UndispatchedEvents(ctx context.Context, limit int) ([]*app.Event, 
 		return nil, err
 	}
 	defer rows.Close()
-	return scan.All(rows, scan.Event)
+	return scan.List(rows, scan.Event)
 }
 
 // CreateDelivery inserts a delivery made outside dispatch.
@@ -199,7 +199,7 @@ func (db *DB) FindDeliveries(ctx context.Context, teamID, subscriptionID string,
 		return nil, err
 	}
 	defer rows.Close()
-	return scan.All(rows, scan.Delivery)
+	return scan.List(rows, scan.Delivery)
 }
 
 // RecordAttempt stores an attempt's outcome unless that attempt number is
@@ -290,5 +290,5 @@ func (db *DB) PendingDeliveries(ctx context.Context) ([]*app.Delivery, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	return scan.All(rows, scan.Delivery)
+	return scan.List(rows, scan.Delivery)
 }

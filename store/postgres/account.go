@@ -8,13 +8,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.AccountStore = (*DB)(nil)
 
 // FindAccountByEmail finds a user by email, pending deletion included.
 func (db *DB) FindAccountByEmail(ctx context.Context, email string) (*app.User, error) {
-	return scanUser(db.pool.QueryRow(ctx, `SELECT `+userReadCols+` FROM users WHERE email = $1 AND purged_at IS NULL`, email))
+	return scan.User(db.pool.QueryRow(ctx, `SELECT `+scan.UserReadCols+` FROM users WHERE email = $1 AND purged_at IS NULL`, email))
 }
 
 // UpdateUserProfile sets the fields given and returns the user.
@@ -22,8 +23,8 @@ func (db *DB) UpdateUserProfile(ctx context.Context, id string, upd app.ProfileU
 	var u *app.User
 	err := db.metaTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		u, err = scanUser(tx.QueryRow(ctx, `UPDATE users SET name = COALESCE($1, name), timezone = COALESCE($2, timezone),
-			pending_email = COALESCE($3, pending_email), updated_at = $4 WHERE id = $5 AND deleted_at IS NULL RETURNING `+userReadCols,
+		u, err = scan.User(tx.QueryRow(ctx, `UPDATE users SET name = COALESCE($1, name), timezone = COALESCE($2, timezone),
+			pending_email = COALESCE($3, pending_email), updated_at = $4 WHERE id = $5 AND deleted_at IS NULL RETURNING `+scan.UserReadCols,
 			upd.Name, upd.Timezone, upd.PendingEmail, ms(now), id))
 		return err
 	})
@@ -35,7 +36,7 @@ func (db *DB) ConfirmEmailChange(ctx context.Context, id, email string, now time
 	n, err := db.metaExec(ctx, `UPDATE users SET email = $1, email_verified = true, pending_email = '', updated_at = $2
 		WHERE id = $3 AND pending_email = $1 AND deleted_at IS NULL`, email, ms(now), id)
 	if isUnique(err, "users_email") {
-		return (&app.Error{Code: app.ECodeEmailInUse, Message: "email already in use"}).WithInfo("field", "email")
+		return app.ErrEmailInUse()
 	} else if err != nil {
 		return err
 	}
@@ -66,20 +67,9 @@ func revokeRefreshTokens(ctx context.Context, tx pgx.Tx, userID string, now time
 	return err
 }
 
-func scanPreferences(row scanner) (*app.EmailPreferences, error) {
-	var p app.EmailPreferences
-	err := row.Scan(&p.MarketingEmails, &p.ProductUpdates, &p.WeeklyDigest)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeUserNotFound, "user")
-	} else if err != nil {
-		return nil, err
-	}
-	return &p, nil
-}
-
 // FindEmailPreferences returns a user's mail opt-ins.
 func (db *DB) FindEmailPreferences(ctx context.Context, id string) (*app.EmailPreferences, error) {
-	return scanPreferences(db.pool.QueryRow(ctx, `SELECT marketing_emails, product_updates, weekly_digest
+	return scan.Preferences(db.pool.QueryRow(ctx, `SELECT `+scan.PreferenceCols+`
 		FROM users WHERE id = $1 AND deleted_at IS NULL`, id))
 }
 
@@ -88,9 +78,9 @@ func (db *DB) UpdateEmailPreferences(ctx context.Context, id string, in app.Emai
 	var p *app.EmailPreferences
 	err := db.metaTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		p, err = scanPreferences(tx.QueryRow(ctx, `UPDATE users SET marketing_emails = COALESCE($1, marketing_emails),
+		p, err = scan.Preferences(tx.QueryRow(ctx, `UPDATE users SET marketing_emails = COALESCE($1, marketing_emails),
 			product_updates = COALESCE($2, product_updates), weekly_digest = COALESCE($3, weekly_digest), updated_at = $4
-			WHERE id = $5 AND deleted_at IS NULL RETURNING marketing_emails, product_updates, weekly_digest`,
+			WHERE id = $5 AND deleted_at IS NULL RETURNING `+scan.PreferenceCols,
 			in.MarketingEmails, in.ProductUpdates, in.WeeklyDigest, ms(now), id))
 		return err
 	})
@@ -187,57 +177,47 @@ func (db *DB) PurgeUser(ctx context.Context, id string, before, now time.Time) e
 // member, else viewer) whose account is live, or is deleted when nobody is
 // left; the feed of every shared team records member_left.
 func leaveTeams(ctx context.Context, tx pgx.Tx, userID string, now time.Time) error {
-	type membership struct {
-		teamID, role string
-		personal     bool
-	}
-	rows, err := tx.Query(ctx, `SELECT m.team_id, m.role, t.is_personal FROM members m JOIN teams t ON t.id = m.team_id
+	rows, err := tx.Query(ctx, `SELECT `+scan.MembershipCols+scan.MembershipFrom+`
 		WHERE m.user_id = $1 AND t.deleted_at IS NULL ORDER BY m.seq`, userID)
 	if err != nil {
 		return err
 	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (membership, error) {
-		var m membership
-		err := r.Scan(&m.teamID, &m.role, &m.personal)
-		return m, err
-	})
+	list, err := scan.List(rows, scan.ReadMembership)
+	rows.Close()
 	if err != nil {
 		return err
 	}
 	for _, m := range list {
-		if m.personal {
-			if err := deleteTeam(ctx, tx, m.teamID, now); err != nil {
+		if m.Personal {
+			if err := deleteTeam(ctx, tx, m.TeamID, now); err != nil {
 				return err
 			}
 			continue
 		}
-		if m.role == app.RoleOwner {
+		if m.Role == app.RoleOwner {
 			var heir, heirRole string
 			err := tx.QueryRow(ctx, `SELECT m.user_id, m.role FROM members m JOIN users u ON u.id = m.user_id
 				WHERE m.team_id = $1 AND m.user_id != $2 AND u.deleted_at IS NULL
-				ORDER BY CASE m.role WHEN 'admin' THEN 0 WHEN 'member' THEN 1 ELSE 2 END, m.joined_at, m.seq LIMIT 1`, m.teamID, userID).Scan(&heir, &heirRole)
+				ORDER BY CASE m.role WHEN 'admin' THEN 0 WHEN 'member' THEN 1 ELSE 2 END, m.joined_at, m.seq LIMIT 1`, m.TeamID, userID).Scan(&heir, &heirRole)
 			if errors.Is(err, pgx.ErrNoRows) {
-				if err := deleteTeam(ctx, tx, m.teamID, now); err != nil {
+				if err := deleteTeam(ctx, tx, m.TeamID, now); err != nil {
 					return err
 				}
 				continue
 			} else if err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `UPDATE members SET role = 'owner' WHERE team_id = $1 AND user_id = $2`, m.teamID, heir); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE members SET role = 'owner' WHERE team_id = $1 AND user_id = $2`, m.TeamID, heir); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `UPDATE teams SET owner_id = $1, updated_at = $2 WHERE id = $3`, heir, ms(now), m.teamID); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE teams SET owner_id = $1, updated_at = $2 WHERE id = $3`, heir, ms(now), m.TeamID); err != nil {
 				return err
 			}
-			if err := insertActivity(ctx, tx, &app.Activity{ID: app.NewID("act"), TeamID: m.teamID, Type: app.ActivityRoleChanged,
-				User: app.ActivityUser{ID: userID}, Target: &app.ActivityUser{ID: heir}, Timestamp: now,
-				Details: map[string]any{"from": heirRole, "to": app.RoleOwner, "reason": "the previous owner's account was deleted"}}); err != nil {
+			if err := insertActivity(ctx, tx, app.OwnerSucceededActivity(m.TeamID, userID, heir, heirRole, now)); err != nil {
 				return err
 			}
 		}
-		if err := insertActivity(ctx, tx, &app.Activity{ID: app.NewID("act"), TeamID: m.teamID, Type: app.ActivityMemberLeft,
-			User: app.ActivityUser{ID: userID}, Timestamp: now, Details: map[string]any{"reason": "account deleted"}}); err != nil {
+		if err := insertActivity(ctx, tx, app.DeletedMemberLeftActivity(m.TeamID, userID, now)); err != nil {
 			return err
 		}
 	}

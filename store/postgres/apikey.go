@@ -11,31 +11,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.KeyStore = (*DB)(nil)
-
-const keyCols = `id, team_id, name, key_type, key_prefix, hash, permissions, is_active, created_by, last_used_at, total_requests, requests_today, requests_day, created_at, updated_at`
-
-func scanKey(row scanner) (*app.APIKey, error) {
-	var k app.APIKey
-	var perms string
-	var last *int64
-	var created, updated int64
-	err := row.Scan(&k.ID, &k.TeamID, &k.Name, &k.KeyType, &k.KeyPrefix, &k.Hash, &perms, &k.IsActive, &k.CreatedBy, &last,
-		&k.TotalRequests, &k.RequestsToday, &k.RequestsDay, &created, &updated)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeKeyNotFound, "API key")
-	} else if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal([]byte(perms), &k.Permissions); err != nil {
-		return nil, err
-	}
-	k.LastUsedAt = fromNullMS(last)
-	k.CreatedAt, k.UpdatedAt = fromMS(created), fromMS(updated)
-	return &k, nil
-}
 
 // CreateAPIKey inserts a key (its hash, never its text); a team at its
 // plan's key count (active or not) is ERR_PLAN_002.
@@ -45,7 +24,7 @@ func (db *DB) CreateAPIKey(ctx context.Context, k *app.APIKey) error {
 		if err := checkPlanCount(ctx, tx, k.TeamID, app.ResourceAPIKeys, `SELECT COUNT(*) FROM api_keys WHERE team_id = $1`, k.TeamID); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO api_keys (`+keyCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		_, err := tx.Exec(ctx, `INSERT INTO api_keys (`+scan.KeyCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			k.ID, k.TeamID, k.Name, k.KeyType, k.KeyPrefix, k.Hash, string(perms), k.IsActive, k.CreatedBy,
 			msPtr(k.LastUsedAt), k.TotalRequests, k.RequestsToday, k.RequestsDay, ms(k.CreatedAt), ms(k.UpdatedAt))
 		return err
@@ -54,12 +33,12 @@ func (db *DB) CreateAPIKey(ctx context.Context, k *app.APIKey) error {
 
 // FindAPIKeyByID returns one of a team's keys.
 func (db *DB) FindAPIKeyByID(ctx context.Context, teamID, id string) (*app.APIKey, error) {
-	return scanKey(db.pool.QueryRow(ctx, `SELECT `+keyCols+` FROM api_keys WHERE team_id = $1 AND id = $2`, teamID, id))
+	return scan.Key(db.pool.QueryRow(ctx, `SELECT `+scan.KeyCols+` FROM api_keys WHERE team_id = $1 AND id = $2`, teamID, id))
 }
 
 // FindAPIKeyByHash finds a key of a live team by the hash of its text.
 func (db *DB) FindAPIKeyByHash(ctx context.Context, hash string) (*app.APIKey, error) {
-	return scanKey(db.pool.QueryRow(ctx, `SELECT `+keyCols+` FROM api_keys
+	return scan.Key(db.pool.QueryRow(ctx, `SELECT `+scan.KeyCols+` FROM api_keys
 		WHERE hash = $1 AND EXISTS (SELECT 1 FROM teams WHERE teams.id = api_keys.team_id AND teams.deleted_at IS NULL)`, hash))
 }
 
@@ -87,21 +66,14 @@ func (db *DB) FindAPIKeys(ctx context.Context, f app.KeyFilter) ([]*app.APIKey, 
 		col = "created_at"
 	}
 	n := len(args)
-	rows, err := db.pool.Query(ctx, `SELECT `+keyCols+` FROM api_keys WHERE `+cond+
+	rows, err := db.pool.Query(ctx, `SELECT `+scan.KeyCols+` FROM api_keys WHERE `+cond+
 		` ORDER BY `+col+` `+order+`, seq `+order+fmt.Sprintf(` LIMIT $%d OFFSET $%d`, n+1, n+2), append(args, f.Page.Limit, f.Page.Offset())...)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer rows.Close()
-	keys := []*app.APIKey{}
-	for rows.Next() {
-		k, err := scanKey(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		keys = append(keys, k)
-	}
-	return keys, total, rows.Err()
+	keys, err := scan.List(rows, scan.Key)
+	return keys, total, err
 }
 
 // UpdateAPIKey applies the given fields and returns the key.
@@ -125,8 +97,8 @@ func (db *DB) UpdateAPIKey(ctx context.Context, teamID, id string, upd app.KeyUp
 	var k *app.APIKey
 	err := db.metaTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		k, err = scanKey(tx.QueryRow(ctx, `UPDATE api_keys SET `+strings.Join(sets, ", ")+
-			fmt.Sprintf(` WHERE team_id = $%d AND id = $%d RETURNING `, n+1, n+2)+keyCols, append(args, teamID, id)...))
+		k, err = scan.Key(tx.QueryRow(ctx, `UPDATE api_keys SET `+strings.Join(sets, ", ")+
+			fmt.Sprintf(` WHERE team_id = $%d AND id = $%d RETURNING `, n+1, n+2)+scan.KeyCols, append(args, teamID, id)...))
 		return err
 	})
 	return k, err

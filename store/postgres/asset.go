@@ -2,9 +2,7 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,46 +10,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.AssetStore = (*DB)(nil)
-
-const assetCols = `id, team_id, name, kind, format, content_type, size, sha256, width, height, font, file, created_by, created_at, updated_at`
-
-func scanAsset(row scanner) (*app.Asset, error) {
-	var a app.Asset
-	var font string
-	var width, height int32
-	var created, updated int64
-	err := row.Scan(&a.ID, &a.TeamID, &a.Name, &a.Kind, &a.Format, &a.ContentType, &a.Size, &a.SHA256, &width, &height,
-		&font, &a.File, &a.CreatedBy, &created, &updated)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeAssetNotFound, "asset")
-	} else if err != nil {
-		return nil, err
-	}
-	a.Width, a.Height = int(width), int(height)
-	if font != "" {
-		a.Font = &app.FontInfo{}
-		if err := json.Unmarshal([]byte(font), a.Font); err != nil {
-			return nil, err
-		}
-	}
-	a.CreatedAt, a.UpdatedAt = fromMS(created), fromMS(updated)
-	return &a, nil
-}
-
-func fontJSON(f *app.FontInfo) string {
-	if f == nil {
-		return ""
-	}
-	return mustJSON(f)
-}
-
-func assetNameTaken(name string) error {
-	return (&app.Error{Code: app.ECodeAssetExists, Message: "an asset named " + name + " already exists; choose another name or replace that asset"}).
-		WithInfo("field", "name")
-}
 
 // checkAssetQuota refuses size more bytes of assets (ERR_QUOTA_012) when
 // the team's plan keeps no more; except is an asset whose bytes are being
@@ -65,15 +27,10 @@ func checkAssetQuota(ctx context.Context, tx pgx.Tx, teamID, except string, size
 	} else if err != nil {
 		return err
 	}
-	plan, err := app.FindPlan(name)
-	if err != nil || plan.AssetBytes == 0 {
-		return nil
-	}
-	var used int64
-	if err := tx.QueryRow(ctx, `SELECT COALESCE(SUM(size), 0)::bigint FROM assets WHERE team_id = $1 AND id != $2`, teamID, except).Scan(&used); err != nil {
-		return err
-	}
-	return plan.CheckAssetBytes(used, size)
+	return app.CheckAssetQuota(name, size, func() (used int64, err error) {
+		err = tx.QueryRow(ctx, `SELECT COALESCE(SUM(size), 0)::bigint FROM assets WHERE team_id = $1 AND id != $2`, teamID, except).Scan(&used)
+		return used, err
+	})
 }
 
 // CreateAsset inserts an asset within the team's asset storage quota.
@@ -82,11 +39,10 @@ func (db *DB) CreateAsset(ctx context.Context, a *app.Asset) error {
 		if err := checkAssetQuota(ctx, tx, a.TeamID, "", a.Size); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO assets (`+assetCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-			a.ID, a.TeamID, a.Name, a.Kind, a.Format, a.ContentType, a.Size, a.SHA256, a.Width, a.Height, fontJSON(a.Font), a.File,
-			a.CreatedBy, ms(a.CreatedAt), ms(a.UpdatedAt))
+		_, err := tx.Exec(ctx, `INSERT INTO assets (`+scan.AssetCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+			scan.AssetValues(a)...)
 		if isUnique(err, "assets_team_name") {
-			return assetNameTaken(a.Name)
+			return app.ErrAssetNameTaken(a.Name)
 		}
 		return err
 	})
@@ -94,12 +50,12 @@ func (db *DB) CreateAsset(ctx context.Context, a *app.Asset) error {
 
 func findAsset(ctx context.Context, q querier, teamID, ref string) (*app.Asset, error) {
 	if strings.HasPrefix(ref, "ast_") {
-		a, err := scanAsset(q.QueryRow(ctx, `SELECT `+assetCols+` FROM assets WHERE id = $1 AND team_id = $2`, ref, teamID))
+		a, err := scan.Asset(q.QueryRow(ctx, `SELECT `+scan.AssetCols+` FROM assets WHERE id = $1 AND team_id = $2`, ref, teamID))
 		if app.ErrorCode(err) != app.ECodeAssetNotFound {
 			return a, err
 		}
 	}
-	return scanAsset(q.QueryRow(ctx, `SELECT `+assetCols+` FROM assets WHERE team_id = $1 AND name = $2`, teamID, ref))
+	return scan.Asset(q.QueryRow(ctx, `SELECT `+scan.AssetCols+` FROM assets WHERE team_id = $1 AND name = $2`, teamID, ref))
 }
 
 // FindAsset finds a team's asset by id, else by name.
@@ -118,21 +74,14 @@ func (db *DB) FindAssets(ctx context.Context, f app.AssetFilter) ([]*app.Asset, 
 		return nil, 0, err
 	}
 	n := len(args)
-	rows, err := db.pool.Query(ctx, `SELECT `+assetCols+` FROM assets WHERE `+where+` ORDER BY name LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2),
+	rows, err := db.pool.Query(ctx, `SELECT `+scan.AssetCols+` FROM assets WHERE `+where+` ORDER BY name LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2),
 		append(args, f.Page.Limit, f.Page.Offset())...)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer rows.Close()
-	list := []*app.Asset{}
-	for rows.Next() {
-		a, err := scanAsset(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		list = append(list, a)
-	}
-	return list, total, rows.Err()
+	list, err := scan.List(rows, scan.Asset)
+	return list, total, err
 }
 
 // ReplaceAsset writes an asset's new content and name, within the quota
@@ -150,9 +99,9 @@ func (db *DB) ReplaceAsset(ctx context.Context, a *app.Asset) (string, error) {
 		}
 		tag, err := tx.Exec(ctx, `UPDATE assets SET name = $1, format = $2, content_type = $3, size = $4, sha256 = $5, width = $6, height = $7,
 			font = $8, file = $9, updated_at = $10 WHERE id = $11 AND team_id = $12`,
-			a.Name, a.Format, a.ContentType, a.Size, a.SHA256, a.Width, a.Height, fontJSON(a.Font), a.File, ms(a.UpdatedAt), a.ID, a.TeamID)
+			a.Name, a.Format, a.ContentType, a.Size, a.SHA256, a.Width, a.Height, scan.FontJSON(a.Font), a.File, ms(a.UpdatedAt), a.ID, a.TeamID)
 		if isUnique(err, "assets_team_name") {
-			return assetNameTaken(a.Name)
+			return app.ErrAssetNameTaken(a.Name)
 		} else if err != nil {
 			return err
 		}
@@ -173,7 +122,7 @@ func (db *DB) RenameAsset(ctx context.Context, teamID, id, name string, now time
 		}
 		_, err := tx.Exec(ctx, `UPDATE assets SET name = $1, updated_at = $2 WHERE id = $3 AND team_id = $4`, name, ms(now), id, teamID)
 		if isUnique(err, "assets_team_name") {
-			return assetNameTaken(name)
+			return app.ErrAssetNameTaken(name)
 		} else if err != nil {
 			return err
 		}
@@ -198,25 +147,13 @@ func (db *DB) DeleteAsset(ctx context.Context, teamID, id string, check func(*ap
 		if err != nil {
 			return err
 		}
-		var all []app.AssetUse
-		for _, ref := range []string{a.ID, a.Name} {
-			for _, u := range uses[ref] {
-				if !containsUse(all, u.ID) {
-					all = append(all, u)
-				}
-			}
-		}
-		if err := check(a, all); err != nil {
+		if err := check(a, app.AssetUsesOf(uses, a.ID, a.Name)); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `DELETE FROM assets WHERE id = $1 AND team_id = $2`, a.ID, teamID)
 		return err
 	})
 	return a, err
-}
-
-func containsUse(list []app.AssetUse, id string) bool {
-	return slices.ContainsFunc(list, func(u app.AssetUse) bool { return u.ID == id })
 }
 
 // FindAssetUses returns the live templates of the team whose working copy
@@ -237,17 +174,7 @@ func findAssetUses(ctx context.Context, q querier, teamID string, refs []string)
 		return nil, err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var ref string
-		var u app.AssetUse
-		if err := rows.Scan(&ref, &u.ID, &u.Name); err != nil {
-			return nil, err
-		}
-		if !containsUse(out[ref], u.ID) {
-			out[ref] = append(out[ref], u)
-		}
-	}
-	return out, rows.Err()
+	return out, scan.AssetUses(rows, out)
 }
 
 // AssetUsage is the bytes and number of a team's assets.

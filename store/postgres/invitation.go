@@ -25,15 +25,8 @@ func (db *DB) findInvitations(ctx context.Context, where string, now time.Time, 
 		return nil, 0, err
 	}
 	defer rows.Close()
-	out := []*app.Invitation{}
-	for rows.Next() {
-		inv, err := scan.Invitation(rows, now)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, inv)
-	}
-	return out, total, rows.Err()
+	out, err := scan.List(rows, scan.InvitationAt(now))
+	return out, total, err
 }
 
 // CreateInvitation stores a pending invitation after checking, in the same

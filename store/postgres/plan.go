@@ -22,13 +22,8 @@ func checkPlanCount(ctx context.Context, tx pgx.Tx, teamID, resource, count stri
 	} else if err != nil {
 		return err
 	}
-	plan, err := app.FindPlan(name)
-	if err != nil {
-		return nil // a plan this version does not know limits nothing
-	}
-	var n int
-	if err := tx.QueryRow(ctx, count, args...).Scan(&n); err != nil {
-		return err
-	}
-	return plan.CheckCount(resource, n)
+	return app.CheckPlanCount(name, resource, func() (n int, err error) {
+		err = tx.QueryRow(ctx, count, args...).Scan(&n)
+		return n, err
+	})
 }

@@ -28,7 +28,7 @@ func (db *DB) FindSigningCertificates(ctx context.Context, teamID string) ([]*ap
 		return nil, err
 	}
 	defer rows.Close()
-	return scan.All(rows, scan.SigningCertificate)
+	return scan.List(rows, scan.SigningCertificate)
 }
 
 // FindSigningCertificate finds a team's certificate by id, else by name.

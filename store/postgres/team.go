@@ -2,45 +2,28 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.TeamStore = (*DB)(nil)
 
 func insertTeam(ctx context.Context, tx pgx.Tx, t *app.Team) error {
-	_, err := tx.Exec(ctx, `INSERT INTO teams (id, name, slug, is_personal, owner_id, plan, credits, created_at, updated_at)
+	_, err := tx.Exec(ctx, `INSERT INTO teams (`+scan.TeamInsertCols+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		t.ID, t.Name, t.Slug, t.IsPersonal, t.OwnerID, t.Plan, t.Credits, ms(t.CreatedAt), ms(t.UpdatedAt))
 	if isUnique(err, "teams_slug") {
-		return (&app.Error{Code: app.ECodeTeamSlugTaken, Message: "team slug already exists"}).WithInfo("field", "slug")
+		return app.ErrTeamSlugTaken()
 	}
 	return err
 }
 
-// teamCols are read by scanTeam; the member count is computed.
-const teamCols = `teams.id, teams.name, teams.slug, teams.is_personal, teams.owner_id, teams.plan, teams.credits, teams.created_at, teams.updated_at,
-	(SELECT COUNT(*) FROM members c WHERE c.team_id = teams.id)`
-
-func scanTeam(row scanner, extra ...any) (*app.Team, error) {
-	var t app.Team
-	var created, updated int64
-	err := row.Scan(append([]any{&t.ID, &t.Name, &t.Slug, &t.IsPersonal, &t.OwnerID, &t.Plan, &t.Credits, &created, &updated, &t.MemberCount}, extra...)...)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeTeamNotFound, "team")
-	} else if err != nil {
-		return nil, err
-	}
-	t.CreatedAt, t.UpdatedAt = fromMS(created), fromMS(updated)
-	return &t, nil
-}
-
 func findTeam(ctx context.Context, q querier, idOrSlug string) (*app.Team, error) {
-	return scanTeam(q.QueryRow(ctx, `SELECT `+teamCols+` FROM teams WHERE (id = $1 OR slug = $1) AND deleted_at IS NULL`, idOrSlug))
+	return scan.Team(q.QueryRow(ctx, `SELECT `+scan.TeamCols+` FROM teams WHERE (id = $1 OR slug = $1) AND deleted_at IS NULL`, idOrSlug))
 }
 
 // FindTeam finds a live team by id or slug, with its member count.
@@ -51,19 +34,12 @@ func (db *DB) FindTeam(ctx context.Context, idOrSlug string) (*app.Team, error) 
 // FindMember returns a user's membership of a live team; no membership is
 // reported as team not found, so non-members learn nothing.
 func (db *DB) FindMember(ctx context.Context, teamID, userID string) (*app.Member, error) {
-	var m app.Member
-	var joined int64
-	err := db.pool.QueryRow(ctx, `SELECT m.team_id, m.user_id, u.email, u.name, m.role, m.joined_at
-		FROM members m JOIN teams t ON t.id = m.team_id JOIN users u ON u.id = m.user_id
-		WHERE m.team_id = $1 AND m.user_id = $2 AND t.deleted_at IS NULL`, teamID, userID).
-		Scan(&m.TeamID, &m.UserID, &m.Email, &m.Name, &m.Role, &joined)
-	if errors.Is(err, pgx.ErrNoRows) {
+	m, err := scan.Member(db.pool.QueryRow(ctx, `SELECT `+scan.MemberCols+scan.MemberFrom+`JOIN teams t ON t.id = m.team_id
+		WHERE m.team_id = $1 AND m.user_id = $2 AND t.deleted_at IS NULL`, teamID, userID))
+	if app.ErrorCode(err) == app.ECodeMemberNotFound {
 		return nil, app.ErrNotFound(app.ECodeTeamNotFound, "team")
-	} else if err != nil {
-		return nil, err
 	}
-	m.JoinedAt = fromMS(joined)
-	return &m, nil
+	return m, err
 }
 
 // SetTeamPlan changes a team's plan.
@@ -106,24 +82,15 @@ func (db *DB) FindTeamsForUser(ctx context.Context, userID string, pg app.Page) 
 		WHERE m.user_id = $1 AND teams.deleted_at IS NULL`, userID).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := db.pool.Query(ctx, `SELECT `+teamCols+`, m.role FROM members m JOIN teams ON teams.id = m.team_id
+	rows, err := db.pool.Query(ctx, `SELECT `+scan.TeamCols+`, m.role FROM members m JOIN teams ON teams.id = m.team_id
 		WHERE m.user_id = $1 AND teams.deleted_at IS NULL
 		ORDER BY teams.is_personal DESC, teams.created_at, teams.seq LIMIT $2 OFFSET $3`, userID, pg.Limit, pg.Offset())
 	if err != nil {
 		return nil, 0, err
 	}
 	defer rows.Close()
-	teams := []*app.Team{}
-	for rows.Next() {
-		var role string
-		t, err := scanTeam(rows, &role)
-		if err != nil {
-			return nil, 0, err
-		}
-		t.Role = role
-		teams = append(teams, t)
-	}
-	return teams, total, rows.Err()
+	teams, err := scan.List(rows, scan.TeamWithRole)
+	return teams, total, err
 }
 
 // UpdateTeam changes name and slug and returns the team.
@@ -133,7 +100,7 @@ func (db *DB) UpdateTeam(ctx context.Context, id string, upd app.TeamUpdate, now
 		tag, err := tx.Exec(ctx, `UPDATE teams SET name = COALESCE($1, name), slug = COALESCE($2, slug), updated_at = $3
 			WHERE id = $4 AND deleted_at IS NULL`, upd.Name, upd.Slug, ms(now), id)
 		if isUnique(err, "teams_slug") {
-			return (&app.Error{Code: app.ECodeTeamSlugTaken, Message: "team slug already exists"}).WithInfo("field", "slug")
+			return app.ErrTeamSlugTaken()
 		} else if err != nil {
 			return err
 		}

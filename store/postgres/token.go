@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.TokenStore = (*DB)(nil)
@@ -27,21 +28,17 @@ func (db *DB) UseRefreshToken(ctx context.Context, hash string, now time.Time) (
 	var out *app.RefreshToken
 	var reused bool
 	err := db.tx(ctx, func(tx pgx.Tx) error {
-		var t app.RefreshToken
-		var expires, created int64
-		var used, revoked *int64
-		err := tx.QueryRow(ctx, `SELECT id, user_id, hash, family, expires_at, created_at, used_at, revoked_at FROM refresh_tokens
-			WHERE hash = $1 FOR UPDATE`, hash).
-			Scan(&t.ID, &t.UserID, &t.Hash, &t.Family, &expires, &created, &used, &revoked)
+		t, used, revoked, err := scan.RefreshToken(tx.QueryRow(ctx, `SELECT `+scan.RefreshTokenCols+` FROM refresh_tokens
+			WHERE hash = $1 FOR UPDATE`, hash))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return bad
 		} else if err != nil {
 			return err
 		}
-		if revoked != nil || expires <= ms(now) {
+		switch t.Presented(now, used, revoked) {
+		case app.RefreshRefused:
 			return bad
-		}
-		if used != nil {
+		case app.RefreshReused:
 			reused = true
 			_, err := tx.Exec(ctx, `UPDATE refresh_tokens SET revoked_at = $1 WHERE family = $2 AND revoked_at IS NULL`, ms(now), t.Family)
 			return err
@@ -49,8 +46,7 @@ func (db *DB) UseRefreshToken(ctx context.Context, hash string, now time.Time) (
 		if _, err := tx.Exec(ctx, `UPDATE refresh_tokens SET used_at = $1 WHERE id = $2`, ms(now), t.ID); err != nil {
 			return err
 		}
-		t.ExpiresAt, t.CreatedAt = fromMS(expires), fromMS(created)
-		out = &t
+		out = t
 		return nil
 	})
 	if err != nil {
@@ -79,17 +75,7 @@ func (db *DB) CreateEmailToken(ctx context.Context, t *app.EmailToken) error {
 // ConsumeEmailToken spends a live token of the given purpose; the UPDATE's
 // row lock makes a second concurrent spend find it used.
 func (db *DB) ConsumeEmailToken(ctx context.Context, hash, purpose string, now time.Time) (*app.EmailToken, error) {
-	var t app.EmailToken
-	var expires, created int64
-	err := db.pool.QueryRow(ctx, `UPDATE email_tokens SET used_at = $1
+	return scan.EmailToken(db.pool.QueryRow(ctx, `UPDATE email_tokens SET used_at = $1
 		WHERE hash = $2 AND purpose = $3 AND used_at IS NULL AND expires_at > $1
-		RETURNING hash, user_id, purpose, email, expires_at, created_at`, ms(now), hash, purpose).
-		Scan(&t.Hash, &t.UserID, &t.Purpose, &t.Email, &expires, &created)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, &app.Error{Code: app.ECodeBadEmailToken, Message: "invalid or expired token"}
-	} else if err != nil {
-		return nil, err
-	}
-	t.ExpiresAt, t.CreatedAt = fromMS(expires), fromMS(created)
-	return &t, nil
+		RETURNING `+scan.EmailTokenCols, ms(now), hash, purpose))
 }

@@ -8,23 +8,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.TwoFactorStore = (*DB)(nil)
 
 // FindTwoFactor returns a user's two-factor state and unused backup codes.
 func (db *DB) FindTwoFactor(ctx context.Context, userID string) (*app.TwoFactor, error) {
-	tf := &app.TwoFactor{UserID: userID}
-	err := db.pool.QueryRow(ctx, `SELECT secret, enabled, last_step,
-			(SELECT COUNT(*) FROM backup_codes WHERE user_id = $1 AND used_at IS NULL)
-		FROM two_factor WHERE user_id = $1`, userID).
-		Scan(&tf.Secret, &tf.Enabled, &tf.LastStep, &tf.BackupCodesRemaining)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return tf, nil
-	} else if err != nil {
-		return nil, err
-	}
-	return tf, nil
+	return scan.TwoFactor(db.pool.QueryRow(ctx, `SELECT `+scan.TwoFactorCols+` FROM two_factor WHERE user_id = $1`, userID), userID)
 }
 
 // StartTwoFactor stores a pending secret with new backup codes.

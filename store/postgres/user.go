@@ -2,29 +2,24 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 var _ app.UserStore = (*DB)(nil)
 
-const userCols = `id, email, name, password_hash, profile_picture_url, email_verified, two_factor_enabled, timezone, personal_team_id, created_at, updated_at`
-
-// userReadCols are userCols plus those scanUser reads after them.
-const userReadCols = userCols + `, pending_email, deleted_at, sessions_valid_from`
-
 // CreateUser inserts the user, the personal team and the owner membership.
 func (db *DB) CreateUser(ctx context.Context, u *app.User, team *app.Team) error {
 	return db.metaTx(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO users (`+userCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		_, err := tx.Exec(ctx, `INSERT INTO users (`+scan.UserCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 			u.ID, u.Email, u.Name, u.PasswordHash, u.ProfilePictureURL, u.EmailVerified, u.TwoFactorEnabled,
 			u.Timezone, u.PersonalTeamID, ms(u.CreatedAt), ms(u.UpdatedAt))
 		if isUnique(err, "users_email") {
-			return (&app.Error{Code: app.ECodeEmailInUse, Message: "email already in use"}).WithInfo("field", "email")
+			return app.ErrEmailInUse()
 		} else if err != nil {
 			return err
 		}
@@ -37,30 +32,14 @@ func (db *DB) CreateUser(ctx context.Context, u *app.User, team *app.Team) error
 	})
 }
 
-func scanUser(row scanner) (*app.User, error) {
-	var u app.User
-	var created, updated, validFrom int64
-	var deleted *int64
-	err := row.Scan(&u.ID, &u.Email, &u.Name, &u.PasswordHash, &u.ProfilePictureURL, &u.EmailVerified, &u.TwoFactorEnabled, &u.Timezone,
-		&u.PersonalTeamID, &created, &updated, &u.PendingEmail, &deleted, &validFrom)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeUserNotFound, "user")
-	} else if err != nil {
-		return nil, err
-	}
-	u.CreatedAt, u.UpdatedAt = fromMS(created), fromMS(updated)
-	u.DeletedAt, u.SessionsValidFrom = fromNullMS(deleted), fromMS(validFrom)
-	return &u, nil
-}
-
 // FindUserByID returns a live user.
 func (db *DB) FindUserByID(ctx context.Context, id string) (*app.User, error) {
-	return scanUser(db.pool.QueryRow(ctx, `SELECT `+userReadCols+` FROM users WHERE id = $1 AND deleted_at IS NULL`, id))
+	return scan.User(db.pool.QueryRow(ctx, `SELECT `+scan.UserReadCols+` FROM users WHERE id = $1 AND deleted_at IS NULL`, id))
 }
 
 // FindUserByEmail returns a live user by normalized email.
 func (db *DB) FindUserByEmail(ctx context.Context, email string) (*app.User, error) {
-	return scanUser(db.pool.QueryRow(ctx, `SELECT `+userReadCols+` FROM users WHERE email = $1 AND deleted_at IS NULL`, email))
+	return scan.User(db.pool.QueryRow(ctx, `SELECT `+scan.UserReadCols+` FROM users WHERE email = $1 AND deleted_at IS NULL`, email))
 }
 
 // SetUserVerified marks the user's email verified.

@@ -2,62 +2,23 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
-const versionCols = `id, template_id, team_id, version, release_notes, restored_from, name, description, template_type,
-	output_formats, schema, variables, constants, calculated_variables, sample_data, content_hash, published_by, published_at`
-
-func scanVersion(row scanner) (*app.TemplateVersion, error) {
-	var v app.TemplateVersion
-	var formats, schema, vars, consts, calc, sample string
-	var restored *int32
-	var published int64
-	err := row.Scan(&v.ID, &v.TemplateID, &v.TeamID, &v.Version, &v.ReleaseNotes, &restored, &v.Name, &v.Description, &v.TemplateType,
-		&formats, &schema, &vars, &consts, &calc, &sample, &v.ContentHash, &v.PublishedBy, &published)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, app.ErrNotFound(app.ECodeVersionNotFound, "version")
-	} else if err != nil {
-		return nil, err
-	}
-	for _, c := range []struct {
-		src string
-		dst any
-	}{{formats, &v.OutputFormats}, {vars, &v.Variables}, {consts, &v.Constants}, {calc, &v.CalculatedVariables}, {sample, &v.SampleData}} {
-		if err := json.Unmarshal([]byte(c.src), c.dst); err != nil {
-			return nil, fmt.Errorf("template version %s: %w", v.ID, err)
-		}
-	}
-	v.Schema = json.RawMessage(schema)
-	if restored != nil {
-		n := int(*restored)
-		v.RestoredFrom = &n
-	}
-	v.PublishedAt = fromMS(published)
-	return &v, nil
-}
-
 func insertVersion(ctx context.Context, tx pgx.Tx, v *app.TemplateVersion) error {
-	_, err := tx.Exec(ctx, `INSERT INTO template_versions (`+versionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
-		v.ID, v.TemplateID, v.TeamID, v.Version, v.ReleaseNotes, v.RestoredFrom, v.Name, v.Description, v.TemplateType,
-		mustJSON(v.OutputFormats), string(v.Schema), mustJSON(v.Variables), mustJSON(v.Constants), mustJSON(v.CalculatedVariables),
-		sampleJSON(v.SampleData), v.ContentHash, v.PublishedBy, ms(v.PublishedAt))
+	_, err := tx.Exec(ctx, `INSERT INTO template_versions (`+scan.VersionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+		scan.VersionValues(v)...)
 	return err
 }
 
 // publish records v (content taken from t) as t's next version and marks t
 // published, in tx.
 func publish(ctx context.Context, tx pgx.Tx, t *app.Template, v *app.TemplateVersion) error {
-	v.TemplateID, v.TeamID, v.Version = t.ID, t.TeamID, t.PublishedVersion+1
-	v.Name, v.Description, v.TemplateType, v.OutputFormats, v.Schema = t.Name, t.Description, t.TemplateType, t.OutputFormats, t.Schema
-	v.Variables, v.Constants, v.CalculatedVariables, v.SampleData = t.Variables, t.Constants, t.CalculatedVariables, t.SampleData
-	v.ContentHash = t.ContentHash()
+	t.FillVersion(v)
 	if err := insertVersion(ctx, tx, v); err != nil {
 		return err
 	}
@@ -73,9 +34,7 @@ func publish(ctx context.Context, tx pgx.Tx, t *app.Template, v *app.TemplateVer
 	if err := writeAssetRefs(ctx, tx, t.TeamID, t.ID, v.Version, v.Schema); err != nil {
 		return err
 	}
-	t.PublishedVersion, t.PublishedHash, t.IsPublished, t.HasDraft = v.Version, v.ContentHash, true, false
-	at := v.PublishedAt
-	t.PublishedAt, t.UpdatedAt = &at, at
+	t.MarkPublished(v)
 	return nil
 }
 
@@ -83,7 +42,7 @@ func publish(ctx context.Context, tx pgx.Tx, t *app.Template, v *app.TemplateVer
 // publishing it at once, the second waits and numbers its version after
 // the first's.
 func liveTemplate(ctx context.Context, tx pgx.Tx, id string) (*app.Template, error) {
-	return scanTemplate(tx.QueryRow(ctx, `SELECT `+templateCols+` FROM templates t WHERE t.id = $1 AND t.deleted_at IS NULL FOR UPDATE OF t`, id))
+	return scan.Template(tx.QueryRow(ctx, `SELECT `+templateCols+` FROM templates t WHERE t.id = $1 AND t.deleted_at IS NULL FOR UPDATE OF t`, id))
 }
 
 // PublishTemplate copies the working copy of a live template into its next
@@ -114,12 +73,11 @@ func (db *DB) RestoreTemplateVersion(ctx context.Context, templateID string, fro
 		if t, err = liveTemplate(ctx, tx, templateID); err != nil {
 			return err
 		}
-		src, err := scanVersion(tx.QueryRow(ctx, `SELECT `+versionCols+` FROM template_versions WHERE template_id = $1 AND version = $2`, templateID, from))
+		src, err := scan.Version(tx.QueryRow(ctx, `SELECT `+scan.VersionCols+` FROM template_versions WHERE template_id = $1 AND version = $2`, templateID, from))
 		if err != nil {
 			return err
 		}
-		t.Description, t.OutputFormats, t.Schema = src.Description, src.OutputFormats, src.Schema
-		t.Variables, t.Constants, t.CalculatedVariables, t.SampleData = src.Variables, src.Constants, src.CalculatedVariables, src.SampleData
+		t.RestoreContent(src)
 		return publish(ctx, tx, t, v)
 	})
 	return t, err
@@ -131,29 +89,22 @@ func (db *DB) FindTemplateVersions(ctx context.Context, templateID string, pg ap
 	if err := db.pool.QueryRow(ctx, `SELECT COUNT(*) FROM template_versions WHERE template_id = $1`, templateID).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := db.pool.Query(ctx, `SELECT `+versionCols+` FROM template_versions WHERE template_id = $1
+	rows, err := db.pool.Query(ctx, `SELECT `+scan.VersionCols+` FROM template_versions WHERE template_id = $1
 		ORDER BY version DESC LIMIT $2 OFFSET $3`, templateID, pg.Limit, pg.Offset())
 	if err != nil {
 		return nil, 0, err
 	}
 	defer rows.Close()
-	list := []*app.TemplateVersion{}
-	for rows.Next() {
-		v, err := scanVersion(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		list = append(list, v)
-	}
-	return list, total, rows.Err()
+	list, err := scan.List(rows, scan.Version)
+	return list, total, err
 }
 
 // FindTemplateVersion finds a template's version by number.
 func (db *DB) FindTemplateVersion(ctx context.Context, templateID string, version int) (*app.TemplateVersion, error) {
-	return scanVersion(db.pool.QueryRow(ctx, `SELECT `+versionCols+` FROM template_versions WHERE template_id = $1 AND version = $2`, templateID, version))
+	return scan.Version(db.pool.QueryRow(ctx, `SELECT `+scan.VersionCols+` FROM template_versions WHERE template_id = $1 AND version = $2`, templateID, version))
 }
 
 // FindTemplateVersionByID finds a version by id.
 func (db *DB) FindTemplateVersionByID(ctx context.Context, id string) (*app.TemplateVersion, error) {
-	return scanVersion(db.pool.QueryRow(ctx, `SELECT `+versionCols+` FROM template_versions WHERE id = $1`, id))
+	return scan.Version(db.pool.QueryRow(ctx, `SELECT `+scan.VersionCols+` FROM template_versions WHERE id = $1`, id))
 }

@@ -34,7 +34,7 @@ func (db *DB) FindSubscriptions(ctx context.Context, teamID string) ([]*app.Subs
 		return nil, err
 	}
 	defer rows.Close()
-	return scan.All(rows, scan.Subscription)
+	return scan.List(rows, scan.Subscription)
 }
 
 // UpdateSubscription applies the given fields.
@@ -102,7 +102,7 @@ func (db *DB) DispatchEvent(ctx context.Context, e *app.Event, maxAttempts int, 
 		if err != nil {
 			return err
 		}
-		subs, err := scan.All(rows, scan.Subscription)
+		subs, err := scan.List(rows, scan.Subscription)
 		rows.Close()
 		if err != nil {
 			return err
@@ -135,7 +135,7 @@ func (db *DB) UndispatchedEvents(ctx context.Context, limit int) ([]*app.Event, 
 		return nil, err
 	}
 	defer rows.Close()
-	return scan.All(rows, scan.Event)
+	return scan.List(rows, scan.Event)
 }
 
 // CreateDelivery inserts a delivery made outside dispatch.
@@ -158,7 +158,7 @@ func (db *DB) FindDeliveries(ctx context.Context, teamID, subscriptionID string,
 		return nil, err
 	}
 	defer rows.Close()
-	return scan.All(rows, scan.Delivery)
+	return scan.List(rows, scan.Delivery)
 }
 
 // lockDelivery locks a delivery's row for the rest of tx and reads what
@@ -251,7 +251,7 @@ func (db *DB) PendingDeliveries(ctx context.Context) ([]*app.Delivery, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	return scan.All(rows, scan.Delivery)
+	return scan.List(rows, scan.Delivery)
 }
 
 // historyStep is how many rows one transaction of the webhook history

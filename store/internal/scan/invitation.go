@@ -34,3 +34,8 @@ func Invitation(row Row, now time.Time) (*app.Invitation, error) {
 	inv.Normalize(now)
 	return &inv, nil
 }
+
+// InvitationAt is Invitation as rows read at now, for List.
+func InvitationAt(now time.Time) func(Row) (*app.Invitation, error) {
+	return func(row Row) (*app.Invitation, error) { return Invitation(row, now) }
+}

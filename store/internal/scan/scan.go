@@ -33,25 +33,3 @@ func FromNullMS(v sql.NullInt64) *time.Time {
 	t := FromMS(v.Int64)
 	return &t
 }
-
-// Rows is a *sql.Rows or pgx.Rows: what a list reader iterates. The caller
-// closes it (the two types' Close differ).
-type Rows interface {
-	Row
-	Next() bool
-	Err() error
-}
-
-// All reads every row with read, in order; an empty result is an empty,
-// non-nil slice (lists answer [] rather than null).
-func All[T any](rows Rows, read func(Row) (T, error)) ([]T, error) {
-	out := []T{}
-	for rows.Next() {
-		v, err := read(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
