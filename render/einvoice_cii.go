@@ -155,7 +155,9 @@ func (inv *einvoice) cii() []byte {
 		if pay.iban != "" {
 			w.open("ram:PayeePartyCreditorFinancialAccount")
 			w.leaf("ram:IBANID", pay.iban)
-			w.opt("ram:AccountName", pay.accountName)
+			if inv.profile != ProfileFacturXBasic { // BT-85 is not in BASIC
+				w.opt("ram:AccountName", pay.accountName)
+			}
 			w.close("ram:PayeePartyCreditorFinancialAccount")
 		}
 		if pay.bic != "" && inv.profile != ProfileFacturXBasic {
@@ -234,7 +236,8 @@ func (inv *einvoice) ciiParty(w *xmlWriter, name string, p party, seller bool) {
 		w.leaf("ram:ID", p.legalID)
 		w.close("ram:SpecifiedLegalOrganization")
 	}
-	if p.contactName != "" || p.contactPhone != "" || p.contactEmail != "" {
+	// The seller's contact (BG-6) is not in BASIC.
+	if (p.contactName != "" || p.contactPhone != "" || p.contactEmail != "") && inv.profile != ProfileFacturXBasic {
 		w.open("ram:DefinedTradeContact")
 		w.opt("ram:PersonName", p.contactName)
 		if p.contactPhone != "" {
