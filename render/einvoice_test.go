@@ -88,6 +88,43 @@ func einvoiceCases(tb testing.TB) map[string]map[string]any {
 			"items":       []any{item("Developer support (credited hours)", 2, 95.35, "S", 19)},
 			"adjustments": []any{},
 		}),
+		// Goods to a business in another member state (K): both VAT
+		// identifiers, the delivery date and country.
+		"intra-community": with(map[string]any{
+			"customer": map[string]any{"name": "Exemple SARL", "street": "1 rue de la Paix", "postcode": "75002", "city": "Paris",
+				"country": "FR", "vatId": "FR12345678901", "email": "compta@exemple.example"},
+			"items":        []any{item("Label printer", 3, 289, "K", 0), item("Label rolls", 40, 4.75, "K", 0)},
+			"adjustments":  []any{map[string]any{"charge": true, "amount": 24, "reason": "Freight", "vatCategory": "K", "vatRate": 0}},
+			"deliveryDate": "2026-10-28", "deliveryCountry": "FR", "deliveryCity": "Paris", "deliveryPostcode": "75002",
+		}),
+		// An export to Switzerland (G).
+		"export": with(map[string]any{
+			"customer": map[string]any{"name": "Beispiel Schweiz AG", "street": "Bahnhofstrasse 1", "postcode": "8001", "city": "Zürich",
+				"country": "CH", "email": "kreditoren@beispiel.example"},
+			"items":       []any{item("Label printer", 2, 289, "G", 0)},
+			"adjustments": []any{},
+		}),
+		// Not subject to VAT (O): a seller without VAT identifier (the
+		// template's constant changed: "company"), a buyer without one.
+		"not-subject": with(map[string]any{
+			"company": map[string]any{"name": "Verein Folio e.V.", "street": "Hauptstraße 1", "postcode": "50667", "city": "Köln",
+				"country": "DE", "registration": "VR 4711", "contact": "Erika Mustermann", "phone": "+49 221 123456",
+				"email": "kasse@folio.example", "iban": "DE89370400440532013000", "bic": "COBADEFFXXX"},
+			"customer": map[string]any{"name": "Max Muster", "street": "Ringstraße 3", "postcode": "50668", "city": "Köln",
+				"country": "DE", "email": "max@muster.example"},
+			"items":       []any{item("Membership 2027", 1, 60, "O", nil), item("Workshop ticket", 2, 15, "O", nil)},
+			"adjustments": []any{},
+		}),
+		// Canary Islands IGIC (L), at two rates.
+		"canary-islands": with(map[string]any{
+			"items":       []any{item("Label printer", 1, 289, "L", 7), item("Printed manual", 2, 12, "L", 3)},
+			"adjustments": []any{},
+		}),
+		// Ceuta and Melilla IPSI (M).
+		"ceuta-melilla": with(map[string]any{
+			"items":       []any{item("Label printer", 1, 289, "M", 4)},
+			"adjustments": []any{},
+		}),
 	}
 }
 
@@ -171,6 +208,33 @@ var wrongInvoices = []struct {
 	{"no-currency-prefix-in-seller-vat", "BR-CO-09", func(m map[string]any) {
 		m["company"] = map[string]any{"name": "Folio Demo GmbH", "country": "DE", "vatId": "123456789", "city": "Köln", "postcode": "50667"}
 	}},
+	{"intra-community-without-delivery-country", "BR-IC-12", func(m map[string]any) {
+		for _, it := range m["items"].([]any) {
+			it.(map[string]any)["vatCategory"], it.(map[string]any)["vatRate"] = "K", 0
+		}
+		m["adjustments"] = []any{}
+		m["deliveryDate"] = "2026-10-28"
+	}},
+	{"not-subject-with-seller-vat-id", "BR-O-02", func(m map[string]any) {
+		for _, it := range m["items"].([]any) {
+			it.(map[string]any)["vatCategory"], it.(map[string]any)["vatRate"] = "O", nil
+		}
+		m["adjustments"] = []any{}
+		delete(m["customer"].(map[string]any), "vatId")
+	}},
+	{"export-with-a-rate", "BR-G-05", func(m map[string]any) {
+		for _, it := range m["items"].([]any) {
+			it.(map[string]any)["vatCategory"] = "G"
+		}
+		m["adjustments"] = []any{}
+	}},
+	{"export-without-reason", "BR-G-10", func(m map[string]any) {
+		for _, it := range m["items"].([]any) {
+			it.(map[string]any)["vatCategory"], it.(map[string]any)["vatRate"] = "G", 0
+		}
+		m["adjustments"] = []any{}
+		m["exportNote"] = ""
+	}},
 }
 
 // wrongXRechnungs break one BR-DE rule each (KoSIT's XRechnung Schematron).
@@ -217,6 +281,12 @@ func TestEInvoiceOfficialValidation(t *testing.T) {
 	var ciiFiles, basicFiles, ublInvoices, ublCredits []string
 	cases := einvoiceCases(t)
 	for name, input := range cases {
+		tpl := tpl
+		if c, ok := input["company"]; ok {
+			// The seller is a constant of the template: change it there.
+			tpl = MustCompile(t, withConstant(t, ex.Definition, "company", c))
+			delete(input, "company")
+		}
 		values, err := tpl.Values(input)
 		if err != nil {
 			t.Fatal(name, err)
@@ -745,7 +815,7 @@ func TestEInvoiceSchemaErrors(t *testing.T) {
 	e := schema["einvoice"].(map[string]any)
 	e["profile"] = "zugferd"
 	e["lines"].(map[string]any)["quantity"] = "item.quantity +"
-	e["vatExemptionReasons"] = map[string]any{"K": "'intra-community'"}
+	e["vatExemptionReasons"] = map[string]any{"B": "'split payment'"}
 	schema["pdfa"] = "2b"
 	raw, _ := json.Marshal(schema)
 	def := ex.Definition
@@ -759,7 +829,7 @@ func TestEInvoiceSchemaErrors(t *testing.T) {
 	for _, is := range se.Issues {
 		got[is.Path] = true
 	}
-	for _, want := range []string{"schema.einvoice.profile", "schema.einvoice.lines.quantity", "schema.einvoice.vatExemptionReasons.K"} {
+	for _, want := range []string{"schema.einvoice.profile", "schema.einvoice.lines.quantity", "schema.einvoice.vatExemptionReasons.B"} {
 		if !got[want] {
 			t.Errorf("no issue at %s: %v", want, se.Issues)
 		}
