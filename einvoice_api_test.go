@@ -90,6 +90,63 @@ func TestEInvoiceThroughAPI(t *testing.T) {
 		}
 	})
 
+	t.Run("VAT categories K, G, O, L, M", func(t *testing.T) {
+		// (XSD and Schematron validation of these invoices:
+		// render's TestEInvoiceOfficialValidation.)
+		with := func(changes map[string]any) map[string]any {
+			m := map[string]any{}
+			for k, v := range vars {
+				m[k] = v
+			}
+			for k, v := range changes {
+				m[k] = v
+			}
+			return m
+		}
+		line := func(cat string, rate any) []any {
+			return []any{map[string]any{"description": "Label printer", "quantity": 2, "unit": "C62", "unitPrice": 289, "vatCategory": cat, "vatRate": rate}}
+		}
+		fr := map[string]any{"name": "Exemple SARL", "street": "1 rue de la Paix", "postcode": "75002", "city": "Paris", "country": "FR", "vatId": "FR12345678901"}
+		ch := map[string]any{"name": "Beispiel Schweiz AG", "street": "Bahnhofstrasse 1", "postcode": "8001", "city": "Zürich", "country": "CH"}
+		k := with(map[string]any{"customer": fr, "items": line("K", 0), "adjustments": []any{}, "deliveryDate": "2026-10-28", "deliveryCountry": "FR"})
+		for name, c := range map[string]struct {
+			in   map[string]any
+			want []string
+		}{
+			"K": {k, []string{"<cbc:ID>K</cbc:ID>", "<cbc:ActualDeliveryDate>2026-10-28</cbc:ActualDeliveryDate>", "Intra-community supply", "<cbc:PayableAmount currencyID=\"EUR\">578.00<"}},
+			"G": {with(map[string]any{"customer": ch, "items": line("G", 0), "adjustments": []any{}}), []string{"<cbc:ID>G</cbc:ID>", "Export outside the EU"}},
+			"L": {with(map[string]any{"items": line("L", 7), "adjustments": []any{}}), []string{"<cbc:ID>L</cbc:ID>", "<cbc:Percent>7</cbc:Percent>", "618.46<"}},
+			"M": {with(map[string]any{"items": line("M", 4), "adjustments": []any{}}), []string{"<cbc:ID>M</cbc:ID>", "601.12<"}},
+		} {
+			g := s.must(200, "POST", "/api/v1/documents/generate", key, map[string]any{"templateId": id, "format": "xml", "variables": c.in,
+				"einvoice": map[string]any{"profile": "ubl"}})
+			_, _, x := s.download(g.str("downloadUrl"))
+			for _, w := range c.want {
+				if !strings.Contains(string(x), w) {
+					t.Errorf("%s: the UBL lacks %s:\n%s", name, w, x)
+				}
+			}
+		}
+		// Each category's own rules, through the API.
+		noCountry := with(map[string]any{"customer": fr, "items": line("K", 0), "adjustments": []any{}, "deliveryDate": "2026-10-28"})
+		o := with(map[string]any{"customer": ch, "items": line("O", nil), "adjustments": []any{}})
+		for _, c := range []struct {
+			name, rule, field string
+			in                map[string]any
+		}{
+			{"K without the delivery country", "BR-IC-12", "einvoice.delivery.country", noCountry},
+			{"O with the seller's VAT id", "BR-O-02", "einvoice.seller.vatId", o},
+			{"G with a rate", "BR-G-05", "einvoice.lines[0].vatRate", with(map[string]any{"customer": ch, "items": line("G", 19), "adjustments": []any{}})},
+			{"L without a rate", "BR-AF-05", "einvoice.lines[0].vatRate", with(map[string]any{"items": line("L", 0), "adjustments": []any{}})},
+		} {
+			r := s.do("POST", "/api/v1/documents/generate", key, map[string]any{"templateId": id, "format": "pdf", "variables": c.in})
+			s.wantError(r, 400, "ERR_EINVOICE_001")
+			if r.str("relatedInfo.rule") != c.rule || r.str("relatedInfo.field") != c.field {
+				t.Errorf("%s: %s", c.name, r.raw)
+			}
+		}
+	})
+
 	t.Run("a rule broken: ERR_EINVOICE_001 with the rule and the field", func(t *testing.T) {
 		bad := map[string]any{}
 		for k, v := range vars {

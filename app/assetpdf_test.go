@@ -72,6 +72,9 @@ func TestCheckPDFRefusals(t *testing.T) {
 		{"no pages", minimalPDF("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [] /Count 0 >>"), "PDF"},
 		{"garbage body", []byte("%PDF-1.7\n" + strings.Repeat("garbage ", 1000) + "\n%%EOF\n"), "PDF"},
 		{"truncated", readAsset(t, "terms.pdf")[:4000], "EOF"},
+		{"javascript in an object stream", readAsset(t, "js-objstm.pdf"), "JavaScript"},
+		{"millions of values in an object stream", readAsset(t, "values-objstm.pdf"), "values"},
+		{"millions of values", minimalPDF(pageObjects("/Wide ["+strings.Repeat("1 ", 1_100_000)+"]", "")...), "values"},
 	}
 	for _, c := range cases {
 		_, err := checkWithin(t, c.data)

@@ -55,6 +55,7 @@ type einvoiceSpec struct {
 	seller  map[string]*expression
 	buyer   map[string]*expression
 	payment map[string]*expression
+	deliver map[string]*expression // delivery
 	lines   *einvoiceList
 	charges *einvoiceList          // allowancesCharges
 	exempt  map[string]*expression // vatExemptionReasons by category
@@ -71,6 +72,7 @@ var (
 	einvoiceTopKeys     = []string{"number", "issueDate", "typeCode", "currency", "dueDate", "buyerReference", "orderReference", "paymentTerms", "note", "prepaid", "precedingInvoice"}
 	einvoicePartyKeys   = []string{"name", "street", "street2", "city", "postcode", "country", "vatId", "taxNumber", "legalId", "electronicAddress", "electronicAddressScheme", "contactName", "contactPhone", "contactEmail"}
 	einvoicePaymentKeys = []string{"meansCode", "iban", "bic", "accountName", "reference"}
+	einvoiceDeliverKeys = []string{"date", "city", "postcode", "country"}
 	einvoiceLineKeys    = []string{"id", "name", "description", "quantity", "unitCode", "price", "vatCategory", "vatRate", "note"}
 	einvoiceChargeKeys  = []string{"charge", "amount", "reason", "reasonCode", "vatCategory", "vatRate"}
 )
@@ -94,7 +96,8 @@ func (c *compiler) parseEInvoice(o object) *einvoiceSpec {
 		key  string
 		keys []string
 		dst  *map[string]*expression
-	}{{"seller", einvoicePartyKeys, &s.seller}, {"buyer", einvoicePartyKeys, &s.buyer}, {"payment", einvoicePaymentKeys, &s.payment}} {
+	}{{"seller", einvoicePartyKeys, &s.seller}, {"buyer", einvoicePartyKeys, &s.buyer}, {"payment", einvoicePaymentKeys, &s.payment},
+		{"delivery", einvoiceDeliverKeys, &s.deliver}} {
 		if !m.present(g.key) {
 			*g.dst = map[string]*expression{}
 			continue
@@ -316,6 +319,8 @@ type einvoice struct {
 	charges                                []allowanceCharge
 	vat                                    []vatGroup
 	payment                                payment
+	deliveryDate, deliveryCountry          string // BT-72 (YYYY-MM-DD), BT-80
+	deliveryCity, deliveryPostcode         string // BT-77, BT-78
 	lineTotal, allowanceTotal, chargeTotal dec
 	taxExclusive, taxTotal, grandTotal     dec
 	prepaid, payable                       dec
@@ -354,8 +359,10 @@ type payment struct {
 }
 
 // vatCategories are the VAT category codes (UNCL 5305) Folio writes:
-// standard rate, zero rated, exempt, reverse charge.
-var vatCategories = []string{"S", "Z", "E", "AE"}
+// standard rate, zero rated, exempt, reverse charge, intra-community
+// supply, export outside the EU, not subject to VAT, Canary Islands
+// (IGIC) and Ceuta and Melilla (IPSI).
+var vatCategories = []string{"S", "Z", "E", "AE", "K", "G", "O", "L", "M"}
 
 // einvoiceEval evaluates a spec's expressions against values.
 type einvoiceEval struct {
@@ -530,6 +537,16 @@ func (t *Template) buildEInvoice(s *einvoiceSpec, profile string, values map[str
 	text(&pay.accountName, p+"payment.accountName", s.payment["accountName"])
 	text(&pay.reference, p+"payment.reference", s.payment["reference"])
 	if err != nil {
+		return nil, err
+	}
+	text(&inv.deliveryCountry, p+"delivery.country", s.deliver["country"])
+	text(&inv.deliveryCity, p+"delivery.city", s.deliver["city"])
+	text(&inv.deliveryPostcode, p+"delivery.postcode", s.deliver["postcode"])
+	if err != nil {
+		return nil, err
+	}
+	inv.deliveryCountry = strings.ToUpper(inv.deliveryCountry)
+	if inv.deliveryDate, err = e.date(p+"delivery.date", "BT-72", s.deliver["date"]); err != nil {
 		return nil, err
 	}
 	pay.iban = strings.ToUpper(strings.ReplaceAll(pay.iban, " ", ""))

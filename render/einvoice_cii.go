@@ -124,7 +124,9 @@ func (inv *einvoice) cii() []byte {
 		w.open("ram:ApplicableTradeTax")
 		w.leaf("ram:TypeCode", "VAT")
 		w.leaf("ram:CategoryCode", ln.category)
-		w.leaf("ram:RateApplicablePercent", decPlainMin(rateOrZero(ln.rate), 0, 4))
+		if ln.category != "O" { // BR-O-05: no rate
+			w.leaf("ram:RateApplicablePercent", decPlainMin(rateOrZero(ln.rate), 0, 4))
+		}
 		w.close("ram:ApplicableTradeTax")
 		w.open("ram:SpecifiedTradeSettlementLineMonetarySummation")
 		w.leaf("ram:LineTotalAmount", amount(ln.net))
@@ -144,6 +146,22 @@ func (inv *einvoice) cii() []byte {
 	}
 	w.close("ram:ApplicableHeaderTradeAgreement")
 	w.open("ram:ApplicableHeaderTradeDelivery")
+	if inv.deliveryCountry != "" {
+		w.open("ram:ShipToTradeParty")
+		w.open("ram:PostalTradeAddress")
+		w.opt("ram:PostcodeCode", inv.deliveryPostcode)
+		w.opt("ram:CityName", inv.deliveryCity)
+		w.leaf("ram:CountryID", inv.deliveryCountry)
+		w.close("ram:PostalTradeAddress")
+		w.close("ram:ShipToTradeParty")
+	}
+	if inv.deliveryDate != "" {
+		w.open("ram:ActualDeliverySupplyChainEvent")
+		w.open("ram:OccurrenceDateTime")
+		w.leaf("udt:DateTimeString", ciiDate(inv.deliveryDate), "format", "102")
+		w.close("ram:OccurrenceDateTime")
+		w.close("ram:ActualDeliverySupplyChainEvent")
+	}
 	w.close("ram:ApplicableHeaderTradeDelivery")
 
 	w.open("ram:ApplicableHeaderTradeSettlement")
@@ -155,7 +173,9 @@ func (inv *einvoice) cii() []byte {
 		if pay.iban != "" {
 			w.open("ram:PayeePartyCreditorFinancialAccount")
 			w.leaf("ram:IBANID", pay.iban)
-			w.opt("ram:AccountName", pay.accountName)
+			if inv.profile != ProfileFacturXBasic { // BT-85 is not in BASIC
+				w.opt("ram:AccountName", pay.accountName)
+			}
 			w.close("ram:PayeePartyCreditorFinancialAccount")
 		}
 		if pay.bic != "" && inv.profile != ProfileFacturXBasic {
@@ -172,6 +192,7 @@ func (inv *einvoice) cii() []byte {
 		w.opt("ram:ExemptionReason", g.exemptionReason)
 		w.leaf("ram:BasisAmount", amount(g.base))
 		w.leaf("ram:CategoryCode", g.category)
+		// BR-48 would allow no rate for O; XRechnung's BR-DE-14 wants one.
 		w.leaf("ram:RateApplicablePercent", decPlainMin(g.rate, 0, 4))
 		w.close("ram:ApplicableTradeTax")
 	}
@@ -186,7 +207,9 @@ func (inv *einvoice) cii() []byte {
 		w.open("ram:CategoryTradeTax")
 		w.leaf("ram:TypeCode", "VAT")
 		w.leaf("ram:CategoryCode", ac.category)
-		w.leaf("ram:RateApplicablePercent", decPlainMin(rateOrZero(ac.rate), 0, 4))
+		if ac.category != "O" { // BR-O-06, BR-O-07: no rate
+			w.leaf("ram:RateApplicablePercent", decPlainMin(rateOrZero(ac.rate), 0, 4))
+		}
 		w.close("ram:CategoryTradeTax")
 		w.close("ram:SpecifiedTradeAllowanceCharge")
 	}
@@ -234,7 +257,8 @@ func (inv *einvoice) ciiParty(w *xmlWriter, name string, p party, seller bool) {
 		w.leaf("ram:ID", p.legalID)
 		w.close("ram:SpecifiedLegalOrganization")
 	}
-	if p.contactName != "" || p.contactPhone != "" || p.contactEmail != "" {
+	// The seller's contact (BG-6) is not in BASIC.
+	if (p.contactName != "" || p.contactPhone != "" || p.contactEmail != "") && inv.profile != ProfileFacturXBasic {
 		w.open("ram:DefinedTradeContact")
 		w.opt("ram:PersonName", p.contactName)
 		if p.contactPhone != "" {

@@ -123,9 +123,40 @@ func checkEInvoice(inv *einvoice) []Violation {
 		cats[g.category] = true
 	}
 	sellerTaxID := s.vatID != "" || s.taxNumber != ""
-	for _, c := range []struct{ cat, rule string }{{"S", "BR-S-02"}, {"Z", "BR-Z-02"}, {"E", "BR-E-02"}} {
+	for _, c := range []struct{ cat, rule string }{{"S", "BR-S-02"}, {"Z", "BR-Z-02"}, {"E", "BR-E-02"}, {"L", "BR-AF-02"}, {"M", "BR-AG-02"}} {
 		if cats[c.cat] && !sellerTaxID {
 			r.fail(c.rule, "BT-31", p+"seller.vatId", "An invoice with VAT category %s needs the seller's VAT identifier (BT-31) or tax registration (BT-32)", c.cat)
+		}
+	}
+	if cats["K"] {
+		if s.vatID == "" {
+			r.fail("BR-IC-02", "BT-31", p+"seller.vatId", "An intra-community supply (category K) needs the seller's VAT identifier (BT-31)")
+		}
+		if b.vatID == "" {
+			r.fail("BR-IC-02", "BT-48", p+"buyer.vatId", "An intra-community supply (category K) needs the buyer's VAT identifier (BT-48)")
+		}
+		if inv.deliveryDate == "" {
+			r.fail("BR-IC-11", "BT-72", p+"delivery.date", "An intra-community supply (category K) needs the actual delivery date (BT-72): map einvoice.delivery.date to it")
+		}
+		if inv.deliveryCountry == "" {
+			r.fail("BR-IC-12", "BT-80", p+"delivery.country", "An intra-community supply (category K) needs the deliver-to country code (BT-80): map einvoice.delivery.country to it")
+		}
+	}
+	if inv.deliveryCountry != "" && !countryCode.MatchString(inv.deliveryCountry) {
+		r.fail("BR-CL-14", "BT-80", p+"delivery.country", "The country code %q must be an ISO 3166-1 alpha-2 code such as DE", inv.deliveryCountry)
+	}
+	if cats["G"] && s.vatID == "" {
+		r.fail("BR-G-02", "BT-31", p+"seller.vatId", "An export outside the EU (category G) needs the seller's VAT identifier (BT-31)")
+	}
+	if cats["O"] {
+		if s.vatID != "" {
+			r.fail("BR-O-02", "BT-31", p+"seller.vatId", "An invoice not subject to VAT (category O) must not carry the seller's VAT identifier (BT-31); map it to an empty value for such invoices")
+		}
+		if b.vatID != "" {
+			r.fail("BR-O-02", "BT-48", p+"buyer.vatId", "An invoice not subject to VAT (category O) must not carry the buyer's VAT identifier (BT-48); map it to an empty value for such invoices")
+		}
+		if len(cats) > 1 {
+			r.fail("BR-O-11", "BT-118", p+"lines", "An invoice not subject to VAT (category O) has no other VAT category: its lines, allowances and charges are all O")
 		}
 	}
 	if cats["AE"] {
@@ -136,17 +167,18 @@ func checkEInvoice(inv *einvoice) []Violation {
 			r.fail("BR-AE-02", "BT-48", p+"buyer.vatId", "A reverse-charge invoice (category AE) needs the buyer's VAT identifier (BT-48)")
 		}
 	}
-	// Exemption reasons on the breakdown: BR-E-10, BR-AE-10; none on S/Z (BR-S-10, BR-Z-10).
+	// Exemption reasons on the breakdown: BR-E-10, BR-AE-10, BR-IC-10,
+	// BR-G-10, BR-O-10; none on S, Z, L, M (BR-S-10, BR-Z-10, BR-AF-10, BR-AG-10).
 	for _, g := range inv.vat {
 		f := p + "vatExemptionReasons." + g.category
 		switch g.category {
-		case "E", "AE":
+		case "E", "AE", "K", "G", "O":
 			if g.exemptionReason == "" {
-				r.fail("BR-"+g.category+"-10", "BT-120", f, "A VAT breakdown of category %s needs an exemption reason (BT-120): map einvoice.vatExemptionReasons.%s", g.category, g.category)
+				r.fail(categoryRule(g.category)+"-10", "BT-120", f, "A VAT breakdown of category %s needs an exemption reason (BT-120): map einvoice.vatExemptionReasons.%s", g.category, g.category)
 			}
-		case "S", "Z":
+		case "S", "Z", "L", "M":
 			if g.exemptionReason != "" {
-				r.fail("BR-"+g.category+"-10", "BT-120", f, "A VAT breakdown of category %s must not have an exemption reason (BT-120)", g.category)
+				r.fail(categoryRule(g.category)+"-10", "BT-120", f, "A VAT breakdown of category %s must not have an exemption reason (BT-120)", g.category)
 			}
 		}
 	}
@@ -189,21 +221,42 @@ func checkEInvoice(inv *einvoice) []Violation {
 	return r.out
 }
 
+// categoryRule is the prefix of the EN 16931 rules of a VAT category:
+// BR-S, BR-Z, BR-E, BR-AE, BR-IC (K), BR-G, BR-O, BR-AF (L), BR-AG (M).
+func categoryRule(cat string) string {
+	switch cat {
+	case "K":
+		return "BR-IC"
+	case "L":
+		return "BR-AF"
+	case "M":
+		return "BR-AG"
+	}
+	return "BR-" + cat
+}
+
 // checkCategory checks a line's or an allowance's VAT category and rate:
-// BR-S-05 (standard rate above zero), BR-Z-05, BR-E-05, BR-AE-05 (zero).
+// BR-S-05, BR-AF-05 and BR-AG-05 (a rate above zero), BR-O-05 (no rate: Folio writes none, so only another value is
+// wrong), BR-Z-05, BR-E-05, BR-AE-05, BR-IC-05, BR-G-05 (zero).
 func (r *ruleChecker) checkCategory(cat string, rate dec, catField, rateField, catTerm, rateTerm string) {
 	if !contains(vatCategories, cat) {
-		r.fail("BR-CL-17", catTerm, catField, "The VAT category %q is not one Folio writes (%s: standard, zero rated, exempt, reverse charge)", cat, strings.Join(vatCategories, ", "))
+		r.fail("BR-CL-17", catTerm, catField, "The VAT category %q is not one Folio writes (%s: standard, zero rated, exempt, reverse charge, intra-community supply, export outside the EU, not subject to VAT, Canary Islands IGIC, Ceuta and Melilla IPSI)", cat, strings.Join(vatCategories, ", "))
 		return
 	}
-	if cat == "S" {
+	switch cat {
+	case "S", "L", "M":
 		if rate == nil || rate.Sign() <= 0 {
-			r.fail("BR-S-05", rateTerm, rateField, "A line of standard rate (category S) needs a VAT rate above zero (%s)", rateTerm)
+			r.fail(categoryRule(cat)+"-05", rateTerm, rateField, "A line of category %s needs a VAT rate above zero (%s)", cat, rateTerm)
+		}
+		return
+	case "O":
+		if rate != nil && rate.Sign() != 0 {
+			r.fail("BR-O-05", rateTerm, rateField, "A line not subject to VAT (category O) has no VAT rate, not %s", decPlain(rate, 4))
 		}
 		return
 	}
 	if rate != nil && rate.Cmp(new(big.Rat)) != 0 {
-		r.fail("BR-"+cat+"-05", rateTerm, rateField, "A line of category %s has a VAT rate of 0, not %s", cat, decPlain(rate, 4))
+		r.fail(categoryRule(cat)+"-05", rateTerm, rateField, "A line of category %s has a VAT rate of 0, not %s", cat, decPlain(rate, 4))
 	}
 }
 
@@ -229,8 +282,16 @@ func (r *ruleChecker) xrechnung() {
 	if !xrechnungTypeCodes[inv.typeCode] {
 		r.fail("BR-DE-17", "BT-3", p+"typeCode", "XRechnung allows the invoice type codes 326, 380, 384, 389, 381, 875, 876 and 877, not %q", inv.typeCode)
 	}
-	if len(inv.vat) > 0 && s.vatID == "" && s.taxNumber == "" {
-		r.fail("BR-DE-16", "BT-31", p+"seller.vatId", "XRechnung: with VAT categories S, Z, E or AE the seller's VAT identifier (BT-31) or tax number (BT-32) is required")
+	taxed := false // BR-DE-16 names every category but O
+	for _, g := range inv.vat {
+		taxed = taxed || g.category != "O"
+	}
+	if taxed && s.vatID == "" && s.taxNumber == "" {
+		r.fail("BR-DE-16", "BT-31", p+"seller.vatId", "XRechnung: with VAT categories S, Z, E, AE, K, G, L or M the seller's VAT identifier (BT-31) or tax number (BT-32) is required")
+	}
+	if inv.deliveryCountry != "" || inv.deliveryCity != "" || inv.deliveryPostcode != "" {
+		r.required("BR-DE-10", "BT-77", p+"delivery.city", inv.deliveryCity, "XRechnung: with a deliver-to address, its city")
+		r.required("BR-DE-11", "BT-78", p+"delivery.postcode", inv.deliveryPostcode, "XRechnung: with a deliver-to address, its post code")
 	}
 	if inv.payment.meansCode == "58" && inv.payment.iban == "" {
 		r.fail("BR-DE-23-a", "BT-84", p+"payment.iban", "XRechnung: a SEPA credit transfer needs the IBAN (BT-84)")

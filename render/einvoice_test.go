@@ -88,6 +88,43 @@ func einvoiceCases(tb testing.TB) map[string]map[string]any {
 			"items":       []any{item("Developer support (credited hours)", 2, 95.35, "S", 19)},
 			"adjustments": []any{},
 		}),
+		// Goods to a business in another member state (K): both VAT
+		// identifiers, the delivery date and country.
+		"intra-community": with(map[string]any{
+			"customer": map[string]any{"name": "Exemple SARL", "street": "1 rue de la Paix", "postcode": "75002", "city": "Paris",
+				"country": "FR", "vatId": "FR12345678901", "email": "compta@exemple.example"},
+			"items":        []any{item("Label printer", 3, 289, "K", 0), item("Label rolls", 40, 4.75, "K", 0)},
+			"adjustments":  []any{map[string]any{"charge": true, "amount": 24, "reason": "Freight", "vatCategory": "K", "vatRate": 0}},
+			"deliveryDate": "2026-10-28", "deliveryCountry": "FR", "deliveryCity": "Paris", "deliveryPostcode": "75002",
+		}),
+		// An export to Switzerland (G).
+		"export": with(map[string]any{
+			"customer": map[string]any{"name": "Beispiel Schweiz AG", "street": "Bahnhofstrasse 1", "postcode": "8001", "city": "Zürich",
+				"country": "CH", "email": "kreditoren@beispiel.example"},
+			"items":       []any{item("Label printer", 2, 289, "G", 0)},
+			"adjustments": []any{},
+		}),
+		// Not subject to VAT (O): a seller without VAT identifier (the
+		// template's constant changed: "company"), a buyer without one.
+		"not-subject": with(map[string]any{
+			"company": map[string]any{"name": "Verein Folio e.V.", "street": "Hauptstraße 1", "postcode": "50667", "city": "Köln",
+				"country": "DE", "registration": "VR 4711", "contact": "Erika Mustermann", "phone": "+49 221 123456",
+				"email": "kasse@folio.example", "iban": "DE89370400440532013000", "bic": "COBADEFFXXX"},
+			"customer": map[string]any{"name": "Max Muster", "street": "Ringstraße 3", "postcode": "50668", "city": "Köln",
+				"country": "DE", "email": "max@muster.example"},
+			"items":       []any{item("Membership 2027", 1, 60, "O", nil), item("Workshop ticket", 2, 15, "O", nil)},
+			"adjustments": []any{},
+		}),
+		// Canary Islands IGIC (L), at two rates.
+		"canary-islands": with(map[string]any{
+			"items":       []any{item("Label printer", 1, 289, "L", 7), item("Printed manual", 2, 12, "L", 3)},
+			"adjustments": []any{},
+		}),
+		// Ceuta and Melilla IPSI (M).
+		"ceuta-melilla": with(map[string]any{
+			"items":       []any{item("Label printer", 1, 289, "M", 4)},
+			"adjustments": []any{},
+		}),
 	}
 }
 
@@ -171,6 +208,33 @@ var wrongInvoices = []struct {
 	{"no-currency-prefix-in-seller-vat", "BR-CO-09", func(m map[string]any) {
 		m["company"] = map[string]any{"name": "Folio Demo GmbH", "country": "DE", "vatId": "123456789", "city": "Köln", "postcode": "50667"}
 	}},
+	{"intra-community-without-delivery-country", "BR-IC-12", func(m map[string]any) {
+		for _, it := range m["items"].([]any) {
+			it.(map[string]any)["vatCategory"], it.(map[string]any)["vatRate"] = "K", 0
+		}
+		m["adjustments"] = []any{}
+		m["deliveryDate"] = "2026-10-28"
+	}},
+	{"not-subject-with-seller-vat-id", "BR-O-02", func(m map[string]any) {
+		for _, it := range m["items"].([]any) {
+			it.(map[string]any)["vatCategory"], it.(map[string]any)["vatRate"] = "O", nil
+		}
+		m["adjustments"] = []any{}
+		delete(m["customer"].(map[string]any), "vatId")
+	}},
+	{"export-with-a-rate", "BR-G-05", func(m map[string]any) {
+		for _, it := range m["items"].([]any) {
+			it.(map[string]any)["vatCategory"] = "G"
+		}
+		m["adjustments"] = []any{}
+	}},
+	{"export-without-reason", "BR-G-10", func(m map[string]any) {
+		for _, it := range m["items"].([]any) {
+			it.(map[string]any)["vatCategory"], it.(map[string]any)["vatRate"] = "G", 0
+		}
+		m["adjustments"] = []any{}
+		m["exportNote"] = ""
+	}},
 }
 
 // wrongXRechnungs break one BR-DE rule each (KoSIT's XRechnung Schematron).
@@ -213,10 +277,16 @@ func TestEInvoiceOfficialValidation(t *testing.T) {
 	needEInvoiceTools(t)
 	ex, _ := LoadExample(t, "einvoice")
 	tpl := MustCompile(t, ex.Definition)
-	dirs := map[string]string{"cii": t.TempDir(), "ubl": t.TempDir(), "xrechnung": t.TempDir()}
-	var ciiFiles, ublInvoices, ublCredits []string
+	dirs := map[string]string{"cii": t.TempDir(), "ubl": t.TempDir(), "xrechnung": t.TempDir(), "basic": t.TempDir()}
+	var ciiFiles, basicFiles, ublInvoices, ublCredits []string
 	cases := einvoiceCases(t)
 	for name, input := range cases {
+		tpl := tpl
+		if c, ok := input["company"]; ok {
+			// The seller is a constant of the template: change it there.
+			tpl = MustCompile(t, withConstant(t, ex.Definition, "company", c))
+			delete(input, "company")
+		}
 		values, err := tpl.Values(input)
 		if err != nil {
 			t.Fatal(name, err)
@@ -228,8 +298,13 @@ func TestEInvoiceOfficialValidation(t *testing.T) {
 				continue
 			}
 			syntax := "cii"
-			if profile == ProfileUBL {
+			switch profile {
+			case ProfileUBL:
 				syntax = "ubl"
+			case ProfileFacturXBasic:
+				// Checked by the Factur-X BASIC XSD and Schematron, which
+				// include the EN 16931 rules, instead of the CII D16B ones.
+				syntax = "basic"
 			}
 			path := filepath.Join(dirs[syntax], "good_"+name+"_"+profile+".xml")
 			if err := os.WriteFile(path, x, 0o600); err != nil {
@@ -244,6 +319,8 @@ func TestEInvoiceOfficialValidation(t *testing.T) {
 			switch {
 			case syntax == "cii":
 				ciiFiles = append(ciiFiles, path)
+			case syntax == "basic":
+				basicFiles = append(basicFiles, path)
 			case input["typeCode"] == "381":
 				ublCredits = append(ublCredits, path)
 			default:
@@ -251,7 +328,7 @@ func TestEInvoiceOfficialValidation(t *testing.T) {
 			}
 		}
 	}
-	// The wrong invoices, in CII (Factur-X EN 16931) and UBL.
+	// The wrong invoices, in CII (Factur-X EN 16931 and BASIC) and UBL.
 	folio := map[string][]Violation{}
 	for _, w := range wrongInvoices {
 		input := cases["domestic"]
@@ -259,7 +336,7 @@ func TestEInvoiceOfficialValidation(t *testing.T) {
 		var m map[string]any
 		_ = json.Unmarshal(raw, &m)
 		w.change(m)
-		for _, profile := range []string{ProfileFacturXEN16931, ProfileUBL} {
+		for _, profile := range []string{ProfileFacturXEN16931, ProfileFacturXBasic, ProfileUBL} {
 			def := ex.Definition
 			if c, ok := m["company"]; ok {
 				// The seller is a constant of the template: change it there.
@@ -267,7 +344,7 @@ func TestEInvoiceOfficialValidation(t *testing.T) {
 			}
 			wt := MustCompile(t, def)
 			x, vs := buildUnchecked(t, wt, m, profile)
-			syntax := map[string]string{ProfileFacturXEN16931: "cii", ProfileUBL: "ubl"}[profile]
+			syntax := map[string]string{ProfileFacturXEN16931: "cii", ProfileFacturXBasic: "basic", ProfileUBL: "ubl"}[profile]
 			file := "bad_" + w.name + ".xml"
 			if err := os.WriteFile(filepath.Join(dirs[syntax], file), x, 0o600); err != nil {
 				t.Fatal(err)
@@ -302,19 +379,22 @@ func TestEInvoiceOfficialValidation(t *testing.T) {
 		folio["xrechnung/"+file] = vs
 	}
 	xmlSchemaCheck(t, filepath.Join("testdata", "einvoice", "cii", "xsd", "CrossIndustryInvoice_100pD16B.xsd"), ciiFiles...)
+	xmlSchemaCheck(t, filepath.Join("testdata", "einvoice", "facturx-basic", "xsd", "FACTUR-X_BASIC.xsd"), basicFiles...)
 	xmlSchemaCheck(t, filepath.Join("testdata", "einvoice", "ubl", "xsd", "maindoc", "UBL-Invoice-2.1.xsd"), ublInvoices...)
 	xmlSchemaCheck(t, filepath.Join("testdata", "einvoice", "ubl", "xsd", "maindoc", "UBL-CreditNote-2.1.xsd"), ublCredits...)
 	reports := map[string]map[string][]svrlFailure{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	// The two Java runs (one per syntax, every file of it in one run) go
+	// The Java runs (one per syntax, every file of it in one run) go
 	// side by side; failures are reported once both end.
 	errs := map[string]string{}
 	outs := map[string]string{"cii": t.TempDir(), "ubl": t.TempDir()}
 	outs["xrechnung"] = t.TempDir()
+	outs["basic"] = t.TempDir()
 	xrXSLT := compileSchematron(t, filepath.Join("testdata", "einvoice", "xrechnung", "cii", "XRechnung-CII-validation.sch"))
 	for syntax, xslt := range map[string]string{"cii": filepath.Join("testdata", "einvoice", "cii", "EN16931-CII-validation.xslt"),
-		"ubl": filepath.Join("testdata", "einvoice", "ubl", "EN16931-UBL-validation.xslt"), "xrechnung": xrXSLT} {
+		"ubl": filepath.Join("testdata", "einvoice", "ubl", "EN16931-UBL-validation.xslt"), "xrechnung": xrXSLT,
+		"basic": filepath.Join("testdata", "einvoice", "facturx-basic", "FACTUR-X_BASIC.xslt")} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -365,6 +445,11 @@ func TestEInvoiceOfficialValidation(t *testing.T) {
 			ids := map[string]bool{}
 			for _, fa := range fails {
 				ids[fa.ID] = true
+				// The Factur-X BASIC Schematron checks code lists against
+				// its code database, under rule ids of its own.
+				if syntax == "basic" && strings.Contains(fa.Text, "Value of 'ram:CountryID' is not allowed") {
+					ids["BR-CL-14"] = true
+				}
 			}
 			ours := map[string]bool{}
 			for _, v := range folio[syntax+"/"+f] {
@@ -381,7 +466,7 @@ func TestEInvoiceOfficialValidation(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	t.Logf("%d CII and %d UBL files checked by XSD and Schematron, %d by the XRechnung rules", len(reports["cii"]), len(reports["ubl"]), len(reports["xrechnung"]))
+	t.Logf("%d CII, %d Factur-X BASIC and %d UBL files checked by XSD and Schematron, %d by the XRechnung rules", len(reports["cii"]), len(reports["basic"]), len(reports["ubl"]), len(reports["xrechnung"]))
 }
 
 // withConstant returns def with constant name set to v.
@@ -730,7 +815,7 @@ func TestEInvoiceSchemaErrors(t *testing.T) {
 	e := schema["einvoice"].(map[string]any)
 	e["profile"] = "zugferd"
 	e["lines"].(map[string]any)["quantity"] = "item.quantity +"
-	e["vatExemptionReasons"] = map[string]any{"K": "'intra-community'"}
+	e["vatExemptionReasons"] = map[string]any{"B": "'split payment'"}
 	schema["pdfa"] = "2b"
 	raw, _ := json.Marshal(schema)
 	def := ex.Definition
@@ -744,7 +829,7 @@ func TestEInvoiceSchemaErrors(t *testing.T) {
 	for _, is := range se.Issues {
 		got[is.Path] = true
 	}
-	for _, want := range []string{"schema.einvoice.profile", "schema.einvoice.lines.quantity", "schema.einvoice.vatExemptionReasons.K"} {
+	for _, want := range []string{"schema.einvoice.profile", "schema.einvoice.lines.quantity", "schema.einvoice.vatExemptionReasons.B"} {
 		if !got[want] {
 			t.Errorf("no issue at %s: %v", want, se.Issues)
 		}

@@ -45,6 +45,22 @@ func (inv *einvoice) ubl() []byte {
 	w.open("cac:AccountingCustomerParty")
 	ublParty(w, inv.buyer, false)
 	w.close("cac:AccountingCustomerParty")
+	if inv.deliveryDate != "" || inv.deliveryCountry != "" {
+		w.open("cac:Delivery")
+		w.opt("cbc:ActualDeliveryDate", inv.deliveryDate)
+		if inv.deliveryCountry != "" {
+			w.open("cac:DeliveryLocation")
+			w.open("cac:Address")
+			w.opt("cbc:CityName", inv.deliveryCity)
+			w.opt("cbc:PostalZone", inv.deliveryPostcode)
+			w.open("cac:Country")
+			w.leaf("cbc:IdentificationCode", inv.deliveryCountry)
+			w.close("cac:Country")
+			w.close("cac:Address")
+			w.close("cac:DeliveryLocation")
+		}
+		w.close("cac:Delivery")
+	}
 	if pay := inv.payment; pay.meansCode != "" {
 		w.open("cac:PaymentMeans")
 		w.leaf("cbc:PaymentMeansCode", pay.meansCode)
@@ -76,7 +92,7 @@ func (inv *einvoice) ubl() []byte {
 		w.opt("cbc:AllowanceChargeReasonCode", ac.reasonCd)
 		w.opt("cbc:AllowanceChargeReason", ac.reason)
 		w.leaf("cbc:Amount", amount(ac.amount), "currencyID", cur)
-		ublTaxCategory(w, "cac:TaxCategory", ac.category, rateOrZero(ac.rate), "")
+		ublTaxCategory(w, "cac:TaxCategory", ac.category, rateOrZero(ac.rate), "", false)
 		w.close("cac:AllowanceCharge")
 	}
 	w.open("cac:TaxTotal")
@@ -85,7 +101,7 @@ func (inv *einvoice) ubl() []byte {
 		w.open("cac:TaxSubtotal")
 		w.leaf("cbc:TaxableAmount", amount(g.base), "currencyID", cur)
 		w.leaf("cbc:TaxAmount", amount(g.amount), "currencyID", cur)
-		ublTaxCategory(w, "cac:TaxCategory", g.category, g.rate, g.exemptionReason)
+		ublTaxCategory(w, "cac:TaxCategory", g.category, g.rate, g.exemptionReason, true)
 		w.close("cac:TaxSubtotal")
 	}
 	w.close("cac:TaxTotal")
@@ -111,7 +127,7 @@ func (inv *einvoice) ubl() []byte {
 		w.open("cac:Item")
 		w.opt("cbc:Description", ln.description)
 		w.leaf("cbc:Name", ln.name)
-		ublTaxCategory(w, "cac:ClassifiedTaxCategory", ln.category, rateOrZero(ln.rate), "")
+		ublTaxCategory(w, "cac:ClassifiedTaxCategory", ln.category, rateOrZero(ln.rate), "", false)
 		w.close("cac:Item")
 		w.open("cac:Price")
 		w.leaf("cbc:PriceAmount", decPlainMin(ln.price, 2, 6), "currencyID", cur)
@@ -122,10 +138,15 @@ func (inv *einvoice) ubl() []byte {
 	return w.b.Bytes()
 }
 
-func ublTaxCategory(w *xmlWriter, name, cat string, rate dec, reason string) {
+// ublTaxCategory writes a tax category; breakdown is true for the VAT
+// breakdown's (BG-23), which has a rate even for O (BR-O-05 to 07 forbid
+// one on lines, allowances and charges only).
+func ublTaxCategory(w *xmlWriter, name, cat string, rate dec, reason string, breakdown bool) {
 	w.open(name)
 	w.leaf("cbc:ID", cat)
-	w.leaf("cbc:Percent", decPlainMin(rate, 0, 4))
+	if cat != "O" || breakdown {
+		w.leaf("cbc:Percent", decPlainMin(rate, 0, 4))
+	}
 	w.opt("cbc:TaxExemptionReason", reason)
 	w.open("cac:TaxScheme")
 	w.leaf("cbc:ID", "VAT")

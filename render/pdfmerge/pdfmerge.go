@@ -35,8 +35,19 @@ const (
 	MaxPages   = 500
 	MaxObjects = 200_000
 	MaxDepth   = 64 // nesting of arrays and dictionaries, and of the page tree
-	maxDecoded = 128 << 20
-	// ReadTimeout bounds parsing one file.
+	// MaxTokens bounds the tokens (numbers, names, strings, keywords,
+	// brackets) of all objects outside streams, counted (countTokens)
+	// before pdfcpu parses them: each becomes a value of 50 to 100 bytes
+	// in memory, and 8 million of them took pdfcpu 400 MB and 20 s of
+	// CPU, from 16 KB of compressed object stream. The largest of the 47
+	// real PDFs in pdfcpu's test data holds about 100,000 values.
+	MaxTokens = 1_000_000
+	// maxLazyBytes bounds the text of objects packed in object streams
+	// that Folio parses (pdfcpu parses them only when asked): 20 MB of
+	// compressed object streams may hold 128 MB of object text.
+	maxLazyBytes = 32 << 20
+	maxDecoded   = 128 << 20
+	// ReadTimeout bounds reading one file, and Inspect's whole check.
 	ReadTimeout = 10 * time.Second
 )
 
@@ -83,7 +94,8 @@ func config() *model.Configuration {
 
 // read parses and validates data, refusing what Folio will not use:
 // encrypted files, files beyond the bounds, files pdfcpu cannot read.
-func read(data []byte, conf *model.Configuration) (ctx *model.Context, err error) {
+// Every step checks c, whose deadline bounds the whole read.
+func read(c context.Context, data []byte, conf *model.Configuration) (ctx *model.Context, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			ctx, err = nil, refuse("the PDF is damaged and cannot be read (%v)", clip(fmt.Sprint(r), 200))
@@ -92,15 +104,17 @@ func read(data []byte, conf *model.Configuration) (ctx *model.Context, err error
 	if len(data) > MaxBytes {
 		return nil, refuse("the PDF is %d bytes, more than %d", len(data), MaxBytes)
 	}
-	c, cancel := context.WithTimeout(context.Background(), ReadTimeout)
-	defer cancel()
+	tokens := countTokens(data, MaxTokens)
+	if tokens > MaxTokens {
+		return nil, tooManyTokens()
+	}
 	ctx, err = pdfcpu.ReadWithContext(c, bytes.NewReader(data), conf)
 	if err != nil {
 		if errors.Is(err, pdfcpu.ErrWrongPassword) || strings.Contains(err.Error(), "password") {
 			return nil, refuse("the PDF is encrypted (it needs a password to open): upload a copy without password protection")
 		}
 		if c.Err() != nil {
-			return nil, refuse("the PDF took longer than %s to read", ReadTimeout)
+			return nil, tooLong()
 		}
 		return nil, refuse("the PDF cannot be read: %s", clip(err.Error(), 200))
 	}
@@ -113,8 +127,20 @@ func read(data []byte, conf *model.Configuration) (ctx *model.Context, err error
 	if ctx.PageCount > MaxPages {
 		return nil, refuse("the PDF has %d pages, more than %d", ctx.PageCount, MaxPages)
 	}
+	// Before anything looks at the objects: the ones packed in object
+	// streams are otherwise left unparsed, unseen by checkActive, and
+	// copied as they are into a merged file.
+	if err := parseLazy(c, ctx, MaxTokens-tokens); err != nil {
+		return nil, err
+	}
+	if err := checkActive(c, ctx); err != nil {
+		return nil, err
+	}
 	if err := validate.XRefTable(ctx); err != nil {
 		return nil, refuse("the PDF is not valid: %s", clip(err.Error(), 200))
+	}
+	if c.Err() != nil {
+		return nil, tooLong()
 	}
 	if ctx.PageCount < 1 {
 		return nil, refuse("the PDF has no pages")
@@ -122,10 +148,53 @@ func read(data []byte, conf *model.Configuration) (ctx *model.Context, err error
 	if err := checkPageTree(ctx); err != nil {
 		return nil, err
 	}
-	if err := checkActive(ctx); err != nil {
-		return nil, err
-	}
 	return ctx, nil
+}
+
+func tooLong() error {
+	return refuse("the PDF took longer than %s to read", ReadTimeout)
+}
+
+func tooManyTokens() error {
+	return refuse("the PDF holds more than %d values outside its streams", MaxTokens)
+}
+
+// parseLazy parses the objects pdfcpu read from object streams but left
+// as text (types.LazyObjectStreamObject), at most maxLazyBytes of text
+// and tokens tokens.
+func parseLazy(c context.Context, ctx *model.Context, tokens int) error {
+	text := 0
+	for n, e := range ctx.Table {
+		if e == nil || e.Free {
+			continue
+		}
+		l, ok := e.Object.(types.LazyObjectStreamObject)
+		if !ok {
+			continue
+		}
+		if c.Err() != nil {
+			return tooLong()
+		}
+		b, err := l.GetData()
+		if err != nil {
+			return refuse("the PDF's object %d cannot be read: %s", n, clip(err.Error(), 200))
+		}
+		if text += len(b); text > maxLazyBytes {
+			return refuse("the PDF's object streams hold more than %d bytes of objects", maxLazyBytes)
+		}
+		if tokens -= countTokens(b, tokens); tokens < 0 {
+			return tooManyTokens()
+		}
+		o, err := l.DecodedObject(c)
+		if err != nil {
+			if c.Err() != nil {
+				return tooLong()
+			}
+			return refuse("the PDF's object %d cannot be read: %s", n, clip(err.Error(), 200))
+		}
+		e.Object = o
+	}
+	return nil
 }
 
 // activeActions are the action types a PDF merged into Folio's documents
@@ -140,14 +209,20 @@ var activeActions = map[string]string{
 // checkActive refuses a PDF with active content anywhere in its objects:
 // JavaScript, launch, submit and import actions, rich media, embedded
 // files, XFA forms. A merged document carries only pages, but a page's
-// annotations come along, and these would come with them.
-func checkActive(ctx *model.Context) error {
+// annotations come along, and these would come with them. An object it
+// cannot see into (one left unparsed) is refused too.
+func checkActive(c context.Context, ctx *model.Context) error {
+	if c.Err() != nil {
+		return tooLong()
+	}
 	var walk func(o types.Object, depth int) error
 	walk = func(o types.Object, depth int) error {
 		if depth > MaxDepth {
 			return refuse("the PDF nests objects more than %d levels deep", MaxDepth)
 		}
 		switch v := o.(type) {
+		case types.LazyObjectStreamObject:
+			return refuse("the PDF holds an object Folio cannot read")
 		case types.Dict:
 			return walkDict(v, depth, walk)
 		case types.StreamDict:
@@ -261,40 +336,78 @@ func Open(data []byte) (a *Attachment, err error) {
 			a, err = nil, refuse("the PDF is damaged and cannot be read (%v)", clip(fmt.Sprint(r), 200))
 		}
 	}()
-	ctx, err := read(data, config())
+	c, cancel := context.WithTimeout(context.Background(), ReadTimeout)
+	defer cancel()
+	return open(c, data)
+}
+
+func open(c context.Context, data []byte) (*Attachment, error) {
+	ctx, err := read(c, data, config())
 	if err != nil {
 		return nil, err
 	}
 	return &Attachment{Info: Info{Pages: ctx.PageCount, Version: ctx.VersionString(), PDFA: pdfaOf(ctx), Title: ctx.Title}, ctx: ctx}, nil
 }
 
-// Inspect parses and validates a PDF within the bounds, and merges and
-// writes it once (discarding the result) so that a file Inspect accepts
-// can be attached.
+// Inspect parses and validates a PDF within the bounds, and merges it
+// after a page of its own and writes the result once (discarding it), as
+// a render will, so that a file Inspect accepts can be attached. The
+// whole check takes at most about ReadTimeout.
 func Inspect(data []byte) (info Info, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			info, err = Info{}, refuse("the PDF is damaged and cannot be read (%v)", clip(fmt.Sprint(r), 200))
 		}
 	}()
-	a, err := Open(data)
+	c, cancel := context.WithTimeout(context.Background(), ReadTimeout)
+	defer cancel()
+	a, err := open(c, data)
 	if err != nil {
 		return Info{}, err
 	}
-	info = a.Info
-	// A trial merge: what a render will do with it.
-	main, err := read(data, config())
+	// The trial merge's destination stands for the generated document.
+	main, err := readOwn(trialPage)
 	if err != nil {
 		return Info{}, err
 	}
-	if err := appendDoc(main, a.ctx, "trial"); err != nil {
+	if err := appendDoc(main, a.take(), "trial"); err != nil {
 		return Info{}, refuse("the PDF cannot be merged: %s", clip(err.Error(), 200))
+	}
+	if c.Err() != nil {
+		return Info{}, tooLong()
 	}
 	if _, err := write(main, nil); err != nil {
 		return Info{}, refuse("the PDF cannot be written again: %s", clip(err.Error(), 200))
 	}
-	return info, nil
+	if c.Err() != nil {
+		return Info{}, tooLong()
+	}
+	return a.Info, nil
 }
+
+// trialPage is a one-page PDF, the destination of Inspect's trial merge.
+var trialPage = func() []byte {
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << >> >>",
+		"<< /Length 0 >>\nstream\n\nendstream",
+	}
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+	offsets := make([]int, len(objs))
+	for i, o := range objs {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
+	return b.Bytes()
+}()
 
 var (
 	pdfaPart        = regexp.MustCompile(`pdfaid:part\s*(?:=\s*["']|>\s*)(\d)`)
@@ -441,6 +554,13 @@ func freeUnreachable(ctx *model.Context) error {
 			}
 			reached[n] = true
 			if e, ok := ctx.Table[n]; ok && e != nil && !e.Free && e.Object != nil {
+				if _, lazy := e.Object.(types.LazyObjectStreamObject); lazy {
+					// Still text in an object stream (a file read by readOwn):
+					// parsed here, so what it refers to is kept.
+					if _, err := ctx.Dereference(v); err != nil {
+						return err
+					}
+				}
 				stack = append(stack, e.Object)
 			}
 		case types.Dict:
