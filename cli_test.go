@@ -129,7 +129,7 @@ func TestAdminCommandsBesideRunningServer(t *testing.T) {
 		{[]string{"add-credits", "--data", data, "--team", teamID, "--documents", "-5"}, `documents must be a positive number (ERR_VALID_003)`},
 		{[]string{"verify-email", "--data", data, "--email", "ghost@example.com"}, `no user with email "ghost@example.com" (ERR_USER_001)`},
 		{[]string{"set-plan", "--data", empty, "--team", teamID, "--plan", "free"}, "no Folio database in " + empty + " (--data)"},
-		{[]string{"explode", "--data", data}, `unknown admin command "explode" (create-user, verify-email, set-plan, add-credits, backup, grow)`},
+		{[]string{"explode", "--data", data}, `unknown admin command "explode" (create-user, verify-email, set-plan, add-credits, backup, grow, migrate)`},
 	} {
 		code, out, errOut := runCLI(t, append([]string{"admin"}, bad.args...)...)
 		if code != 1 || out != "" || errOut != "folio: "+bad.want+"\n" {
