@@ -339,3 +339,59 @@ func TestImageWatermarkFromAsset(t *testing.T) {
 		t.Errorf("an unknown asset: %d %s", r.status, r.raw)
 	}
 }
+
+// TestTemplateRequiresEncryption: a schema's encrypt {"required": true}
+// makes every generate, batch document and dry run send its own encrypt
+// (the passwords are still never stored); previews stay unencrypted
+// drafts; a schema that tries to hold a password is refused.
+func TestTemplateRequiresEncryption(t *testing.T) {
+	s := startMain(t, &Main{})
+	u := s.verifiedUser("payroll")
+	key := s.createKey(u.token, nil)
+	def := map[string]any{"outputFormats": []string{"pdf"}, "schema": map[string]any{
+		"encrypt": map[string]any{"required": true},
+		"sections": []any{map[string]any{"id": "body", "components": []any{
+			map[string]any{"type": "text", "props": map[string]any{"content": "Payslip for {{name}}"}},
+		}}},
+	}, "variables": []any{map[string]any{"name": "name", "type": "string", "required": true}}}
+	id := s.createTemplate(u.token, "Payslip", def).str("id")
+	vars := map[string]any{"name": "Ada Lovelace"}
+
+	r := s.do("POST", "/api/v1/documents/generate", key, map[string]any{"templateId": id, "format": "pdf", "variables": vars})
+	s.wantError(r, 400, "ERR_VALID_003")
+	if r.str("relatedInfo.field") != "encrypt" {
+		t.Errorf("field: %s", r.raw)
+	}
+	b := s.do("POST", "/api/v1/documents/generate/batch", key, map[string]any{"templateId": id, "format": "pdf",
+		"documents": []any{map[string]any{"variables": vars}}})
+	s.wantError(b, 400, "ERR_VALID_003")
+
+	const pw = "pw-Okapi-22391"
+	g := s.must(200, "POST", "/api/v1/documents/generate", key, map[string]any{"templateId": id, "format": "pdf", "variables": vars,
+		"encrypt": map[string]any{"userPassword": pw}})
+	_, _, pdf := s.download(g.str("downloadUrl"))
+	if enc, ok := poppler(t, pdf, "qpdf", "--show-encryption", "--password="+pw); !ok || !strings.Contains(enc, "R = 6") {
+		t.Errorf("qpdf --show-encryption:\n%s", enc)
+	}
+	if text, ok := poppler(t, pdf, "pdftotext", "-upw", pw); !ok || !strings.Contains(text, "Ada Lovelace") {
+		t.Errorf("pdftotext with the password: %s", text)
+	}
+
+	// The editor's preview is a DRAFT, not a document sent to anyone.
+	p := s.must(200, "POST", "/api/templates/"+id+"/preview", u.token, map[string]any{"variables": vars})
+	if text, ok := poppler(t, p.raw, "pdftotext", "-raw"); !ok || !strings.Contains(text, "Ada Lovelace") || !strings.Contains(strings.Join(strings.Fields(text), ""), "DRAFT") {
+		t.Errorf("preview, read without a password: %s", text)
+	}
+
+	bad := map[string]any{}
+	for k, v := range def {
+		bad[k] = v
+	}
+	bad["schema"] = map[string]any{"encrypt": map[string]any{"required": true, "userPassword": "secret"},
+		"sections": def["schema"].(map[string]any)["sections"]}
+	bad["name"] = "Leaky payslip"
+	r = s.do("POST", "/api/templates", u.token, bad)
+	if r.status != 400 || !strings.Contains(string(r.raw), "schema.encrypt.userPassword") {
+		t.Errorf("a schema with a password: %d %s", r.status, r.raw)
+	}
+}

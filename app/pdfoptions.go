@@ -27,7 +27,18 @@ type jobPDFOptions struct {
 // Problems are ERR_VALID_003 naming the first field, with every one of
 // them in relatedInfo.errors.
 func pdfOptions(r render.PDFRequest, format string, ct *render.Template) (render.PDFOptions, error) {
+	return checkPDFOptions(r, format, ct, false)
+}
+
+// previewPDFOptions is pdfOptions for a preview: stamped DRAFT, and not
+// held to a template's required encryption (the editor's, sent to no one).
+func previewPDFOptions(r render.PDFRequest, format string, ct *render.Template) (render.PDFOptions, error) {
+	return checkPDFOptions(r, format, ct, true)
+}
+
+func checkPDFOptions(r render.PDFRequest, format string, ct *render.Template, draft bool) (render.PDFOptions, error) {
 	o, err := render.ParsePDFOptions(r)
+	o.Draft = draft
 	if err == nil {
 		if f := o.PDFOnly(); f != "" && format != string(render.PDF) {
 			return o, ErrInvalid(f, "%s applies to PDF documents only, not %s", f, format)

@@ -194,7 +194,7 @@ func (s *DocumentService) Preview(ctx context.Context, ref string, in PreviewInp
 	if err != nil {
 		return nil, PreviewStats{}, err
 	}
-	pdfOpts, err := pdfOptions(in.PDFRequest, format, ct)
+	pdfOpts, err := previewPDFOptions(in.PDFRequest, format, ct)
 	if err != nil {
 		return nil, PreviewStats{}, err
 	}
@@ -245,7 +245,7 @@ func (s *DocumentService) PreviewDefinition(ctx context.Context, in PreviewDefin
 		opts.Assets = s.Templates.assetResolver(ctx, p.TeamID)
 		opts.Fetch = s.Templates.Images.Resolver(p.TeamID) // the same guard as jobs
 	}
-	if opts.PDF, err = pdfOptions(in.PDFRequest, format, ct); err != nil {
+	if opts.PDF, err = previewPDFOptions(in.PDFRequest, format, ct); err != nil {
 		return nil, PreviewStats{}, err
 	}
 	opts.PDF.Draft = true

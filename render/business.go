@@ -139,6 +139,10 @@ type businessOptions struct {
 	watermark *watermark
 	attach    attachments
 	sign      *Signature
+	// encryptRequired: the schema's encrypt {"required": true}; every
+	// request for a PDF must send its own encrypt (passwords are never
+	// stored with a template).
+	encryptRequired bool
 }
 
 // business is what one render applies: the schema's options with the
@@ -170,10 +174,33 @@ func (c *compiler) parseBusiness(o object) businessOptions {
 		b.sign = c.parseSign("schema.sign", o.raw("sign"), false)
 	}
 	if o.present("encrypt") {
-		c.add("schema.encrypt", "is set per request only: passwords are never stored with a template")
+		b.encryptRequired = c.parseEncryptRequired(o.raw("encrypt"))
 	}
 	b.attach = c.parseAttachments("schema", o)
 	return b
+}
+
+// parseEncryptRequired reads the schema's encrypt, which may only say
+// {"required": true}: a template can demand encryption, never hold the
+// passwords.
+func (c *compiler) parseEncryptRequired(raw json.RawMessage) bool {
+	var v map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &v); err != nil {
+		c.add("schema.encrypt", `must be {"required": true}: passwords are set per request only, never stored with a template`)
+		return false
+	}
+	for k := range v {
+		if k != "required" {
+			c.add("schema.encrypt."+k, `is set per request only: passwords are never stored with a template (the schema's encrypt may only say {"required": true})`)
+		}
+	}
+	var required bool
+	if r, ok := v["required"]; ok {
+		if err := json.Unmarshal(r, &required); err != nil {
+			c.add("schema.encrypt.required", "must be true or false")
+		}
+	}
+	return required
 }
 
 func (c *compiler) parsePDFA(path string, raw json.RawMessage, request bool) *pdfaLevel {
@@ -354,9 +381,18 @@ func (c *compiler) parseRequestMetadata(path string, raw json.RawMessage) *reque
 	return m
 }
 
+// EncryptRequired reports whether the template demands that every request
+// for a PDF sends encrypt (schema "encrypt": {"required": true}).
+func (t *Template) EncryptRequired() bool { return t.doc.business.encryptRequired }
+
 // CheckPDFOptions reports what the request's options cannot do with this
-// template: encrypting a template that asks for PDF/A.
+// template: encrypting a template that asks for PDF/A, or leaving out the
+// encryption a template requires (previews, o.Draft, are exempt: they are
+// the editor's, not documents sent to anyone).
 func (t *Template) CheckPDFOptions(o PDFOptions) error {
+	if t.doc.business.encryptRequired && o.encrypt == nil && !o.Draft {
+		return &SchemaError{Issues: []Issue{{Path: "encrypt", Message: "is required: the template asks for every document to be encrypted; send encrypt with a userPassword or ownerPassword"}}}
+	}
 	pdfa := t.doc.business.pdfa
 	if o.pdfa != nil {
 		pdfa = *o.pdfa
