@@ -380,7 +380,7 @@ func TestPDFOptionErrors(t *testing.T) {
 	for _, is := range se.Issues {
 		got[is.Path] = true
 	}
-	for _, p := range []string{"schema.pdfa", "schema.watermark.opacity", "schema.encrypt"} {
+	for _, p := range []string{"schema.pdfa", "schema.watermark.opacity", "schema.encrypt.userPassword"} {
 		if !got[p] {
 			t.Errorf("Compile issues %+v lack %s", se.Issues, p)
 		}
