@@ -16,9 +16,13 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"folio/internal/pgtest"
+	"folio/internal/s3test"
 )
 
 // testServer is a real Folio server on a loopback port with a temp data dir.
@@ -55,6 +59,7 @@ func startMain(t testing.TB, m *Main, opts ...func(*Config)) *testServer {
 	for _, o := range opts {
 		o(&m.Config)
 	}
+	clusterBackend(t, &m.Config)
 	if m.Logger == nil { // a test may capture the logs
 		m.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 		if logToStderr {
@@ -286,4 +291,71 @@ func pdfText(t testing.TB, pdf []byte) string {
 		t.Fatalf("pdftotext: %v", err)
 	}
 	return string(out)
+}
+
+// clusterBackend puts a test server on PostgreSQL and S3 when
+// FOLIO_TEST_BACKEND=cluster (.ci/run runs the API tests that way too): a
+// fresh database of the tests' private PostgreSQL and a fresh bucket of
+// their versitygw per data directory (a server restarted on the same
+// directory finds its records again), unless the test chose its own
+// backends. Tests of what only the embedded mode has are skipped, each
+// with its reason (embeddedOnly).
+func clusterBackend(t testing.TB, c *Config) {
+	if os.Getenv("FOLIO_TEST_BACKEND") != "cluster" || c.DatabaseURL != "" {
+		return
+	}
+	for prefix, why := range embeddedOnly {
+		if t.Name() == prefix || strings.HasPrefix(t.Name(), prefix+"/") {
+			t.Skip("embedded mode only: " + why)
+		}
+	}
+	srv := s3test.Shared(t)
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": s3test.AccessKey, "AWS_SECRET_ACCESS_KEY": s3test.SecretKey} {
+		os.Setenv(k, v) // the whole test binary runs on this backend; no test sets other credentials
+	}
+	clusterMu.Lock()
+	defer clusterMu.Unlock()
+	b, ok := clusterBackends[c.Data]
+	if !ok {
+		b = [2]string{pgtest.NewDatabase(t), srv.URL(srv.NewBucket(t), "folio")}
+		clusterBackends[c.Data] = b
+	}
+	c.DatabaseURL = b[0]
+	if c.FilesURL == "" {
+		c.FilesURL = b[1]
+	}
+}
+
+var (
+	clusterMu       sync.Mutex
+	clusterBackends = map[string][2]string{} // data directory -> database URL, files URL
+)
+
+// embeddedOnly are the API tests that test what the embedded mode alone
+// has (FOLIO_TEST_BACKEND=cluster skips them, saying why).
+var embeddedOnly = map[string]string{
+	"TestAssetBackupRestore":                    "folio admin backup and restore of --data (PostgreSQL: pg_dump)",
+	"TestAdminBackupWhileServing":               "folio admin backup of --data",
+	"TestAdminCommandsBesideRunningServer":      "folio admin commands on --data's SQLite",
+	"TestAdminCreateUserDefaultPlan":            "folio admin commands on --data's SQLite",
+	"TestAdminSetPlanAndCreditsBySlug":          "folio admin commands on --data's SQLite",
+	"TestDashboardUsage":                        "it adds credits with folio admin on --data",
+	"TestQuotaCreditsAndMonths":                 "it adds credits with folio admin on --data",
+	"TestConcurrentWritersNeverSeeLocked":       "SQLite's single writer beside folio admin",
+	"TestGenerateAndDownloadPDF":                "it signs links with keys/download.key from --data",
+	"TestDeniedDownloadSaysHowToGetAFreshLink":  "it signs links with keys/download.key from --data",
+	"TestRouteIsolationMatrix":                  "it mints tokens with keys/jwt.key from --data",
+	"TestBatchPollETag":                         "it mints tokens with keys/jwt.key from --data",
+	"TestJobListExportDelete":                   "it checks the documents' files in --data",
+	"TestRetentionJanitor":                      "it checks the documents' files in --data",
+	"TestShutdownDuringRetention":               "it times SQLite's retention steps",
+	"TestCachedGenerateStatements":              "it counts SQLite statements",
+	"TestCachedPlanChangedAtOnce":               "it changes the plan with folio admin on --data",
+	"TestHealthzAndReadyz":                      "readyz names the sqlite and bbolt checks",
+	"TestReadyzFailsOnReadOnlyDataDir":          "a read-only --data",
+	"TestReadyzFailsWhenAStoreOrTheWorkersStop": "it closes the SQLite store under the server",
+	"TestMetricsCountDocuments":                 "folio_queue_jobs is read from bbolt's queue (not exported on PostgreSQL yet)",
+	"TestLogsCarryRequestIDsAndNoSecrets":       "it reads the keys from --data to search the logs for them",
+	"TestPDFOptionsAfterRestart":                "it edits a job in --data's SQLite (restarts on PostgreSQL: internal/cluster)",
+	"TestMigrateEmbeddedToCluster":              "it migrates an embedded install itself",
 }
