@@ -354,7 +354,6 @@ var embeddedOnly = map[string]string{
 	"TestHealthzAndReadyz":                      "readyz names the sqlite and bbolt checks",
 	"TestReadyzFailsOnReadOnlyDataDir":          "a read-only --data",
 	"TestReadyzFailsWhenAStoreOrTheWorkersStop": "it closes the SQLite store under the server",
-	"TestMetricsCountDocuments":                 "folio_queue_jobs is read from bbolt's queue (not exported on PostgreSQL yet)",
 	"TestLogsCarryRequestIDsAndNoSecrets":       "it reads the keys from --data to search the logs for them",
 	"TestPDFOptionsAfterRestart":                "it edits a job in --data's SQLite (restarts on PostgreSQL: internal/cluster)",
 	"TestMigrateEmbeddedToCluster":              "it migrates an embedded install itself",
