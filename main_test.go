@@ -375,6 +375,12 @@ var embeddedOnly = map[string]string{
 	"TestTemplateRoles":                         "it edits rows in --data's SQLite",
 	"TestWebhookChangesNeedVerifiedEmail":       "it edits rows in --data's SQLite",
 	"TestWebhookHistoryRetention":               "it ages rows in --data's SQLite",
+	"TestMemberPlanLimit":                       "it changes the plan with folio admin on --data",
+	"TestAdminBackupHangingServer":              "folio admin backup of --data",
+	"TestInlineDocumentBackupRestore":           "folio admin backup and restore of --data",
+	"TestWebhookDisableCancelsPendingRetry":     "it reads bbolt's webhook schedule under the server",
+	"TestWebhookRateLimitEndToEnd":              "it reads bbolt's webhook schedule under the server",
+	"TestWebhookSweepRecoversFromErrors":        "it reads bbolt's webhook schedule under the server",
 	"TestPDFOptionsAfterRestart":                "it edits a job in --data's SQLite (restarts on PostgreSQL: internal/cluster)",
 	"TestMigrateEmbeddedToCluster":              "it migrates an embedded install itself",
 }

@@ -35,7 +35,8 @@ func checkAssetQuota(ctx context.Context, tx pgx.Tx, teamID, except string, size
 
 // CreateAsset inserts an asset within the team's asset storage quota.
 func (db *DB) CreateAsset(ctx context.Context, a *app.Asset) error {
-	return db.tx(ctx, func(tx pgx.Tx) error {
+	// Under the metadata generation's lock: a font asset raises it (0013).
+	return db.metaTx(ctx, func(tx pgx.Tx) error {
 		if err := checkAssetQuota(ctx, tx, a.TeamID, "", a.Size); err != nil {
 			return err
 		}
@@ -88,7 +89,7 @@ func (db *DB) FindAssets(ctx context.Context, f app.AssetFilter) ([]*app.Asset, 
 // counted without its old bytes, and returns the old file's name.
 func (db *DB) ReplaceAsset(ctx context.Context, a *app.Asset) (string, error) {
 	var old string
-	err := db.tx(ctx, func(tx pgx.Tx) error {
+	err := db.metaTx(ctx, func(tx pgx.Tx) error {
 		cur, err := findAsset(ctx, tx, a.TeamID, a.ID)
 		if err != nil {
 			return err
@@ -116,7 +117,7 @@ func (db *DB) ReplaceAsset(ctx context.Context, a *app.Asset) (string, error) {
 // RenameAsset renames a team's asset.
 func (db *DB) RenameAsset(ctx context.Context, teamID, id, name string, now time.Time) (*app.Asset, error) {
 	var a *app.Asset
-	err := db.tx(ctx, func(tx pgx.Tx) error {
+	err := db.metaTx(ctx, func(tx pgx.Tx) error {
 		if _, err := findAsset(ctx, tx, teamID, id); err != nil {
 			return err
 		}
