@@ -381,6 +381,9 @@ var embeddedOnly = map[string]string{
 	"TestWebhookDisableCancelsPendingRetry":     "it reads bbolt's webhook schedule under the server",
 	"TestWebhookRateLimitEndToEnd":              "it reads bbolt's webhook schedule under the server",
 	"TestWebhookSweepRecoversFromErrors":        "it reads bbolt's webhook schedule under the server",
+	"TestInlineDocument":                        "it reads job_files in --data's SQLite",
+	"TestLargeDocumentIsAFile":                  "it reads job_files in --data's SQLite",
+	"TestInlineDocumentRetention":               "it reads job_files in --data's SQLite",
 	"TestPDFOptionsAfterRestart":                "it edits a job in --data's SQLite (restarts on PostgreSQL: internal/cluster)",
 	"TestMigrateEmbeddedToCluster":              "it migrates an embedded install itself",
 }
