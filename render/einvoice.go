@@ -371,13 +371,18 @@ type einvoiceEval struct {
 	inv *einvoice
 }
 
-// text evaluates x as text; an absent expression or a nil value is "".
-func (e *einvoiceEval) text(field string, x *expression) (string, error) {
+// value evaluates x, recording it as field's source; nil when x is absent.
+func (e *einvoiceEval) value(field string, x *expression) (any, error) {
 	if x == nil {
-		return "", nil
+		return nil, nil
 	}
 	e.inv.src[field] = x
-	v, err := e.ev.run(x, e.env)
+	return e.ev.run(x, e.env)
+}
+
+// text evaluates x as text; an absent expression or a nil value is "".
+func (e *einvoiceEval) text(field string, x *expression) (string, error) {
+	v, err := e.value(field, x)
 	if err != nil {
 		return "", err
 	}
@@ -400,11 +405,7 @@ func (e *einvoiceEval) text(field string, x *expression) (string, error) {
 
 // number evaluates x as a decimal; nil when absent or empty.
 func (e *einvoiceEval) number(field, term string, x *expression) (dec, error) {
-	if x == nil {
-		return nil, nil
-	}
-	e.inv.src[field] = x
-	v, err := e.ev.run(x, e.env)
+	v, err := e.value(field, x)
 	if err != nil {
 		return nil, err
 	}
@@ -422,11 +423,7 @@ func (e *einvoiceEval) number(field, term string, x *expression) (dec, error) {
 
 // date evaluates x as a date (YYYY-MM-DD or RFC 3339); "" when absent.
 func (e *einvoiceEval) date(field, term string, x *expression) (string, error) {
-	if x == nil {
-		return "", nil
-	}
-	e.inv.src[field] = x
-	v, err := e.ev.run(x, e.env)
+	v, err := e.value(field, x)
 	if err != nil {
 		return "", err
 	}
