@@ -23,8 +23,18 @@ import (
 // checkpointEvery is how often the loop checkpoints unasked.
 const checkpointEvery = 200 * time.Millisecond
 
-// writerCheckpointPages is the writer's wal_autocheckpoint (16 MB).
-const writerCheckpointPages = 4096
+// writerCheckpointPages is the writer's wal_autocheckpoint (128 MB).
+// Under a steady load of writes the reader's passive checkpoints never
+// find the WAL wholly copied at the moment a write begins, so only the
+// writer's own checkpoint starts it over, and that one waits for two
+// fsyncs while every queued write waits for it (370 ms once on this
+// machine's disk). At 16 MB a synchronous generate's ~100 KB of frames
+// brought it about every 160 documents; at 128 MB it is eight times
+// rarer (docs/performance.md, "fifth session, issue 24": sync/render-only
+// on disk 43.7-47.8 % -> 48.0-49.8 %). A WAL that big is reached only
+// under such a load: with pauses between writes the reader's checkpoints
+// copy everything and the next write starts the file over.
+const writerCheckpointPages = 32768
 
 // checkpoint copies the committed WAL frames into the database file, as
 // many as no reader still needs, on a reader connection. A failure only
