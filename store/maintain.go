@@ -87,17 +87,17 @@ func (s *stepper) run(ctx context.Context, table string, fn func(tx *Tx, limit i
 	}
 	n, limit := 0, s.rows
 	var t0, t1 time.Time
-	err := s.db.txAlone(ctx, func(tx *Tx) error {
+	ended, err := s.db.txAlone(ctx, func(tx *Tx) error {
 		t0 = time.Now() // the transaction has begun: the time to its commit is the writer's
 		var err error
 		n, err = fn(tx, limit)
 		t1 = time.Now()
 		return err
 	})
-	d := time.Since(t0)
 	if err != nil {
 		return 0, err
 	}
+	d := ended.Sub(t0)
 	s.stats.Count(table, n, d)
 	observeStep(table, n, d, t1.Sub(t0))
 	// Copy the step's pages into the database file before the next step,

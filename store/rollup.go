@@ -260,7 +260,7 @@ func (db *DB) backfill(ctx context.Context, b backfill, st *BackfillStats) error
 		}
 		var t0, tEnd time.Time
 		written := make([]int, len(b.fill))
-		err = db.txAlone(ctx, func(tx *Tx) error {
+		ended, err := db.txAlone(ctx, func(tx *Tx) error {
 			t0 = time.Now()
 			defer func() { tEnd = time.Now() }()
 			for i, q := range b.fill {
@@ -278,7 +278,7 @@ func (db *DB) backfill(ctx context.Context, b backfill, st *BackfillStats) error
 		if err != nil {
 			return err
 		}
-		d := time.Since(t0)
+		d := ended.Sub(t0)
 		st.count(d)
 		observeStep("backfill", n, d, tEnd.Sub(t0))
 		switch {

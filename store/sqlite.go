@@ -265,8 +265,14 @@ func (db *DB) tx(ctx context.Context, fn func(*Tx) error) error {
 // writer for all of them and its time said so; alone, the step's
 // transaction is its statements and its own commit, and the size it
 // adapts to its time is its own.
-func (db *DB) txAlone(ctx context.Context, fn func(*Tx) error) error {
-	return db.send(&writeReq{ctx: ctx, fn: fn, done: make(chan writeResult, 1), alone: true})
+//
+// It also returns when the writer let go of the transaction (its commit or
+// rollback done): the time a step held the writer ends there, not when
+// its caller next runs.
+func (db *DB) txAlone(ctx context.Context, fn func(*Tx) error) (ended time.Time, err error) {
+	r := &writeReq{ctx: ctx, fn: fn, done: make(chan writeResult, 1), alone: true}
+	err = db.send(r)
+	return r.ended, err
 }
 
 func (db *DB) send(r *writeReq) error {
@@ -309,6 +315,7 @@ type writeReq struct {
 	done  chan writeResult // buffered: the writer never waits for the caller
 	state atomic.Int32     // reqQueued, then reqStarted (writer) or reqAbandoned (caller)
 	alone bool             // runs in a transaction of its own (txAlone)
+	ended time.Time        // when the writer ended fn's transaction; read after done
 }
 
 // States of a writeReq: whichever of the writer and the caller moves it
@@ -416,7 +423,9 @@ func (db *DB) runCalls(group []*writeReq) {
 	}
 	results := make([]writeResult, len(group))
 	finish := func(commitErr error) {
+		ended := time.Now()
 		for i, r := range group {
+			r.ended = ended
 			if results[i].err == nil && results[i].panic == nil {
 				results[i].err = commitErr
 			}

@@ -499,7 +499,7 @@ func TestStepsRunAlone(t *testing.T) {
 			fn := func(tx *Tx) error { _, err := tx.ExecContext(ctx, `SELECT 1`); return err }
 			var err error
 			if i == 3 {
-				err = db.txAlone(ctx, fn)
+				_, err = db.txAlone(ctx, fn)
 			} else {
 				err = db.tx(ctx, fn)
 			}
