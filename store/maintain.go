@@ -143,6 +143,14 @@ var (
 			(SELECT id FROM webhook_deliveries WHERE rowid IN (SELECT value FROM json_each(?1)))`,
 		`SELECT count(*) FROM webhook_deliveries WHERE (event_id, subscription_id) IN
 			(SELECT event_id, subscription_id FROM webhook_deliveries WHERE rowid IN (SELECT value FROM json_each(?1)))`,
+		// A step's deliveries are neighbours in time but spread over
+		// every subscription and team, so these two indexes' pages are
+		// as scattered as the primary key's (a 1M-job pass without
+		// them: statements of a step up to 45 ms).
+		`SELECT count(*) FROM webhook_deliveries WHERE (subscription_id, created_at) IN
+			(SELECT subscription_id, created_at FROM webhook_deliveries WHERE rowid IN (SELECT value FROM json_each(?1)))`,
+		`SELECT count(*) FROM webhook_deliveries WHERE (team_id, attempted_at, status) IN
+			(SELECT team_id, attempted_at, status FROM webhook_deliveries WHERE rowid IN (SELECT value FROM json_each(?1)))`,
 	}
 )
 
