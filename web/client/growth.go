@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -54,6 +56,52 @@ type Latency struct {
 	MaxMs      float64 `json:"maxMs"`
 	Errors     int     `json:"errors"`
 	FirstError string  `json:"firstError,omitempty"`
+	// IO is the process's I/O per request (Linux's /proc/self/io, over the
+	// timed requests and the untimed ones before them). Server and client
+	// share the process, so the characters and calls include the
+	// requests' TLS traffic on the loopback; ReadBytes and WriteBytes are
+	// what reached the storage layer.
+	IO *IOPerRequest `json:"io,omitempty"`
+}
+
+// IOPerRequest is /proc/self/io's counters divided by the requests.
+type IOPerRequest struct {
+	RChar      float64 `json:"rchar"`
+	WChar      float64 `json:"wchar"`
+	SyscR      float64 `json:"syscr"`
+	SyscW      float64 `json:"syscw"`
+	ReadBytes  float64 `json:"readBytes"`
+	WriteBytes float64 `json:"writeBytes"`
+}
+
+// procIO reads /proc/self/io (nil where there is none).
+func procIO() map[string]float64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return nil
+	}
+	m := map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err == nil {
+			m[k] = n
+		}
+	}
+	return m
+}
+
+// ioDelta is the counters from a to b per request.
+func ioDelta(a, b map[string]float64, n int) *IOPerRequest {
+	if a == nil || b == nil || n == 0 {
+		return nil
+	}
+	d := func(k string) float64 { return round((b[k]-a[k])/float64(n), 1) }
+	return &IOPerRequest{RChar: d("rchar"), WChar: d("wchar"), SyscR: d("syscr"), SyscW: d("syscw"),
+		ReadBytes: d("read_bytes"), WriteBytes: d("write_bytes")}
 }
 
 // ExportFigures are one month's CSV export.
@@ -235,6 +283,7 @@ func Growth(ctx context.Context, cfg GrowthConfig) (*GrowthResult, error) {
 		}
 		lat := Latency{Name: e.name, Path: e.path}
 		var times []time.Duration
+		io0 := procIO()
 		for i := range n + 3 {
 			t0 := time.Now()
 			err := do(ctx, e)
@@ -249,6 +298,7 @@ func Growth(ctx context.Context, cfg GrowthConfig) (*GrowthResult, error) {
 				}
 			}
 		}
+		lat.IO = ioDelta(io0, procIO(), n+3)
 		res.Reads = append(res.Reads, figures(lat, times))
 	}
 	if cfg.Only == "" || strings.Contains("export", cfg.Only) {
