@@ -38,7 +38,7 @@ func NewID(prefix string) string { return prefix + "_" + RandomString(20) }
 
 // IDTimeChars is how many of a time-ordered ID's 20 characters encode its
 // creation time: milliseconds since 1970 in base62, most significant
-// first (62^8 ms is about 6,900 years).
+// first (62^8 ms is about 6,900 years, until the year 8888).
 const IDTimeChars = 8
 
 // NewTimeID returns an identifier of NewID's shape (prefix, "_", 20 base62
