@@ -72,6 +72,9 @@ type IOPerRequest struct {
 	SyscW      float64 `json:"syscw"`
 	ReadBytes  float64 `json:"readBytes"`
 	WriteBytes float64 `json:"writeBytes"`
+	// CPUms is the process's CPU time (user and system, /proc/self/stat,
+	// in clock ticks of 10 ms) per request.
+	CPUms float64 `json:"cpuMs"`
 }
 
 // procIO reads /proc/self/io (nil where there is none).
@@ -81,6 +84,17 @@ func procIO() map[string]float64 {
 		return nil
 	}
 	m := map[string]float64{}
+	// utime and stime, the 14th and 15th fields, after the command in
+	// parentheses.
+	if st, err := os.ReadFile("/proc/self/stat"); err == nil {
+		if i := strings.LastIndexByte(string(st), ')'); i > 0 {
+			if f := strings.Fields(string(st[i+1:])); len(f) > 13 {
+				u, _ := strconv.ParseFloat(f[11], 64)
+				k, _ := strconv.ParseFloat(f[12], 64)
+				m["ticks"] = u + k
+			}
+		}
+	}
 	for _, line := range strings.Split(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		if !ok {
@@ -101,7 +115,7 @@ func ioDelta(a, b map[string]float64, n int) *IOPerRequest {
 	}
 	d := func(k string) float64 { return round((b[k]-a[k])/float64(n), 1) }
 	return &IOPerRequest{RChar: d("rchar"), WChar: d("wchar"), SyscR: d("syscr"), SyscW: d("syscw"),
-		ReadBytes: d("read_bytes"), WriteBytes: d("write_bytes")}
+		ReadBytes: d("read_bytes"), WriteBytes: d("write_bytes"), CPUms: round((b["ticks"]-a["ticks"])*10/float64(n), 2)}
 }
 
 // ExportFigures are one month's CSV export.
