@@ -70,8 +70,8 @@ func (l *ActivityLog) RecordActivity(ctx context.Context, a Activity) {
 	if l == nil || l.Store == nil {
 		return
 	}
-	a.ID = NewID("act")
 	a.Timestamp = l.Now().UTC()
+	a.ID = NewTimeID("act", a.Timestamp)
 	if err := l.Store.CreateActivity(context.WithoutCancel(ctx), &a); err != nil && l.Logger != nil {
 		l.Logger.Error("record activity", "type", a.Type, "team", a.TeamID, "err", err)
 	}
@@ -80,7 +80,7 @@ func (l *ActivityLog) RecordActivity(ctx context.Context, a Activity) {
 // OwnerSucceededActivity records, when the owner userID's account is
 // deleted, that heir (of role heirRole) became the team's owner.
 func OwnerSucceededActivity(teamID, userID, heir, heirRole string, now time.Time) *Activity {
-	return &Activity{ID: NewID("act"), TeamID: teamID, Type: ActivityRoleChanged,
+	return &Activity{ID: NewTimeID("act", now), TeamID: teamID, Type: ActivityRoleChanged,
 		User: ActivityUser{ID: userID}, Target: &ActivityUser{ID: heir}, Timestamp: now,
 		Details: map[string]any{"from": heirRole, "to": RoleOwner, "reason": "the previous owner's account was deleted"}}
 }
@@ -88,6 +88,6 @@ func OwnerSucceededActivity(teamID, userID, heir, heirRole string, now time.Time
 // DeletedMemberLeftActivity records that userID left the team because
 // their account was deleted.
 func DeletedMemberLeftActivity(teamID, userID string, now time.Time) *Activity {
-	return &Activity{ID: NewID("act"), TeamID: teamID, Type: ActivityMemberLeft,
+	return &Activity{ID: NewTimeID("act", now), TeamID: teamID, Type: ActivityMemberLeft,
 		User: ActivityUser{ID: userID}, Timestamp: now, Details: map[string]any{"reason": "account deleted"}}
 }

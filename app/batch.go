@@ -168,7 +168,7 @@ func (s *DocumentService) GenerateBatch(ctx context.Context, in BatchInput) (*Ba
 		priority = PriorityLargeBatch
 	}
 	now := s.Now().UTC().Truncate(time.Millisecond) // as stored
-	b := &Batch{ID: NewID("bat"), TeamID: p.TeamID, TemplateID: t.ID, Format: in.Format, Status: "processing", Total: n, CreatedAt: now}
+	b := &Batch{ID: NewTimeID("bat", now), TeamID: p.TeamID, TemplateID: t.ID, Format: in.Format, Status: "processing", Total: n, CreatedAt: now}
 	jobs := make([]*Job, n)
 	opts := make([]render.PDFOptions, n)
 	for i, d := range in.Documents {
@@ -206,7 +206,7 @@ func (s *DocumentService) GenerateBatch(ctx context.Context, in BatchInput) (*Ba
 		}
 		opts[i] = pdfOpts
 		jobs[i] = &Job{
-			ID: NewID("job"), TeamID: p.TeamID, TemplateID: t.ID, TemplateVersion: t.StateVersion, BatchID: b.ID, Status: StatusPending, Format: in.Format,
+			ID: NewTimeID("job", now), TeamID: p.TeamID, TemplateID: t.ID, TemplateVersion: t.StateVersion, BatchID: b.ID, Status: StatusPending, Format: in.Format,
 			Filename: cleanFilename(d.Filename), Metadata: d.Metadata, Variables: d.Variables, Priority: priority,
 			APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: now, RequestID: RequestIDFrom(ctx), Locale: in.Locale,
 			PDFOptions: storedPDFOptions(in.pdfRequest(d)),

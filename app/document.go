@@ -137,7 +137,7 @@ func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async 
 	}
 	now := s.Now().UTC().Truncate(time.Millisecond) // as stored: the answer matches later reads
 	j := &Job{
-		ID: NewID("job"), TeamID: p.TeamID, TemplateID: t.ID, TemplateVersion: t.StateVersion, Status: StatusPending, Format: in.Format,
+		ID: NewTimeID("job", now), TeamID: p.TeamID, TemplateID: t.ID, TemplateVersion: t.StateVersion, Status: StatusPending, Format: in.Format,
 		Filename: cleanFilename(in.Filename), Metadata: in.Metadata, Variables: in.Variables,
 		Priority: PrioritySingle, APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: now, Locale: in.Locale,
 		PDFOptions: storedPDFOptions(in.PDFRequest),

@@ -78,10 +78,11 @@ func (s *DocumentService) RetryJobs(ctx context.Context, ids []string) (int, err
 // retryOf copies a failed job's request into a new pending job. The copy does
 // not join the old batch, whose counts are final.
 func (s *DocumentService) retryOf(j *Job, p *Principal) *Job {
+	now := s.Now().UTC().Truncate(time.Millisecond)
 	return &Job{
-		ID: NewID("job"), TeamID: j.TeamID, TemplateID: j.TemplateID, TemplateVersion: j.TemplateVersion, Status: StatusPending, Format: j.Format,
+		ID: NewTimeID("job", now), TeamID: j.TeamID, TemplateID: j.TemplateID, TemplateVersion: j.TemplateVersion, Status: StatusPending, Format: j.Format,
 		Filename: j.Filename, Metadata: j.Metadata, Variables: j.Variables, Priority: PrioritySingle,
-		APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: s.Now().UTC().Truncate(time.Millisecond),
+		APIKeyID: p.KeyID, CreatedBy: p.UserID, CreatedAt: now,
 	}
 }
 

@@ -422,7 +422,7 @@ func (s *WebhookService) SendTest(ctx context.Context, id string) (*TestResult, 
 	if err != nil {
 		return nil, err
 	}
-	d := &Delivery{ID: NewID("dlv"), EventID: e.ID, Event: e.Type, Status: DeliveryPending, MaxAttempts: 1,
+	d := &Delivery{ID: NewTimeID("dlv", now), EventID: e.ID, Event: e.Type, Status: DeliveryPending, MaxAttempts: 1,
 		CreatedAt: now, SubscriptionID: sub.ID, TeamID: sub.TeamID, Payload: e.Payload, RequestID: RequestIDFrom(ctx)}
 	if err := s.Store.CreateDelivery(ctx, d); err != nil {
 		return nil, err
@@ -472,7 +472,7 @@ func NewEvent(teamID, typ string, now time.Time, data any) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Event{ID: NewID("evt"), TeamID: teamID, Type: typ, Payload: body, CreatedAt: now.UTC()}, nil
+	return &Event{ID: NewTimeID("evt", now), TeamID: teamID, Type: typ, Payload: body, CreatedAt: now.UTC()}, nil
 }
 
 // Status is the status a delivery takes after the attempt: success,
@@ -508,6 +508,6 @@ func (s *Subscription) Wants(typ string) bool { return slices.Contains(s.Events,
 // DeliveryTo is the pending delivery of the event to subscription s, as
 // dispatch creates it.
 func (e *Event) DeliveryTo(s *Subscription, maxAttempts int, now time.Time) *Delivery {
-	return &Delivery{ID: NewID("dlv"), EventID: e.ID, Event: e.Type, Status: DeliveryPending, MaxAttempts: maxAttempts,
+	return &Delivery{ID: NewTimeID("dlv", now), EventID: e.ID, Event: e.Type, Status: DeliveryPending, MaxAttempts: maxAttempts,
 		CreatedAt: now, SubscriptionID: s.ID, TeamID: e.TeamID, Payload: e.Payload, RequestID: e.RequestID}
 }

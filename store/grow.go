@@ -167,6 +167,14 @@ const growAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv
 // id is app.NewID's shape from the seeded generator.
 func (g *grower) id(prefix string, n int) string { return prefix + "_" + g.chars(n) }
 
+// timeID is app.NewTimeID's shape, made at at, from the seeded generator:
+// the rows the server writes at volume (jobs, batches, events, deliveries,
+// activity) have time-ordered IDs, so grown indexes are shaped as a
+// server's would be.
+func (g *grower) timeID(prefix string, at time.Time) string {
+	return prefix + "_" + app.IDTime(at) + g.chars(20-app.IDTimeChars)
+}
+
 // chars returns n random base62 characters.
 func (g *grower) chars(n int) string {
 	b := make([]byte, n)
@@ -356,7 +364,7 @@ func (g *grower) subscribe(ctx context.Context, t *growTeam, at time.Time) error
 func (g *grower) activity(ctx context.Context, t *growTeam, typ, tplID, tplName string, at time.Time) error {
 	user := t.members[g.rng.IntN(len(t.members))]
 	return g.exec(ctx, "activity", `INSERT INTO activity (id, team_id, type, user_id, target_id, target_email, template_id, template_name, details, created_at)
-		VALUES (?, ?, ?, ?, '', '', ?, ?, NULL, ?)`, g.id("act", 20), t.id, typ, user, tplID, tplName, ms(at))
+		VALUES (?, ?, ?, ?, '', '', ?, ?, NULL, ?)`, g.timeID("act", at), t.id, typ, user, tplID, tplName, ms(at))
 }
 
 // writeJobs writes the jobs in creation order: single documents and
@@ -425,7 +433,7 @@ func (g *grower) request(ctx context.Context, t *growTeam, at time.Time, size in
 	reqID := g.chars(16)
 	batchID, priority := "", app.PrioritySingle
 	if size > 1 {
-		batchID, priority = g.id("bat", 20), app.PriorityBatch
+		batchID, priority = g.timeID("bat", at), app.PriorityBatch
 		if size > 50 {
 			priority = app.PriorityLargeBatch
 		}
@@ -473,7 +481,7 @@ func (g *grower) request(ctx context.Context, t *growTeam, at time.Time, size in
 // whether it completed.
 func (g *grower) job(ctx context.Context, t *growTeam, at time.Time, tpl, format, key, user, batchID string, priority int, reqID string, i int,
 	withEvent bool) (time.Time, bool, error) {
-	id := g.id("job", 20)
+	id := g.timeID("job", at)
 	if t == g.big {
 		g.res.JobID = id // the last one stays
 	}
@@ -531,7 +539,7 @@ func (g *grower) job(ctx context.Context, t *growTeam, at time.Time, tpl, format
 // delivery writes a dispatched event (its payload dropped, as dispatch
 // does) and its ended delivery.
 func (g *grower) delivery(ctx context.Context, t *growTeam, typ string, at time.Time, reqID, data string) error {
-	evt := g.id("evt", 20)
+	evt := g.timeID("evt", at)
 	if err := g.exec(ctx, "events", `INSERT INTO events (id, team_id, type, payload, created_at, dispatched, request_id) VALUES (?, ?, ?, '', ?, 1, ?)`,
 		evt, t.id, typ, ms(at), reqID); err != nil {
 		return err
@@ -544,7 +552,7 @@ func (g *grower) delivery(ctx context.Context, t *growTeam, typ string, at time.
 	attempted := at.Add(time.Duration(200+g.rng.IntN(800)) * time.Millisecond)
 	return g.exec(ctx, "webhook_deliveries", `INSERT INTO webhook_deliveries (id, subscription_id, team_id, event_id, event, payload, status, attempts, max_attempts,
 		status_code, response_time_ms, error, attempted_at, next_retry_at, created_at, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 4, ?, ?, ?, ?, NULL, ?, ?)`,
-		g.id("dlv", 20), t.sub, t.id, evt, typ, payload, status, attempts, code, 30+g.rng.IntN(300), errMsg, ms(attempted), ms(at), reqID)
+		g.timeID("dlv", at), t.sub, t.id, evt, typ, payload, status, attempts, code, 30+g.rng.IntN(300), errMsg, ms(attempted), ms(at), reqID)
 }
 
 // writeTotals writes the analytics counters and the monthly usage the

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,6 +67,38 @@ func TestGrowWritesAConsistentHistory(t *testing.T) {
 	}
 	if n := count(`SELECT COUNT(*) FROM jobs WHERE file_path != '' AND expires_at < ?`, ms(time.Now())); n == 0 {
 		t.Error("no expired file waits for the janitor")
+	}
+	// Rows written at volume have time-ordered IDs, as the server makes them
+	// (app.NewTimeID): each ID begins with its row's creation time, so
+	// insertion order is key order.
+	for _, tbl := range []string{"jobs", "batches", "events", "webhook_deliveries", "activity"} {
+		rows, err := db.read.QueryContext(ctx, `SELECT id, created_at FROM `+tbl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad, all := 0, 0
+		for rows.Next() {
+			var id string
+			var at int64
+			if err := rows.Scan(&id, &at); err != nil {
+				t.Fatal(err)
+			}
+			_, rest, _ := strings.Cut(id, "_")
+			if len(rest) != 20 || rest[:app.IDTimeChars] != app.IDTime(time.UnixMilli(at)) {
+				bad++
+			}
+			all++
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if bad != 0 || all == 0 {
+			t.Errorf("%s: %d of %d IDs do not begin with their creation time", tbl, bad, all)
+		}
+		if out := count(`SELECT COUNT(*) FROM (SELECT id, LAG(id) OVER (ORDER BY rowid) AS prev, created_at, LAG(created_at) OVER (ORDER BY rowid) AS prevAt FROM ` + tbl + `)
+			WHERE prevAt < created_at AND prev >= id`); out != 0 {
+			t.Errorf("%s: %d rows created later than the row before have a smaller ID", tbl, out)
+		}
 	}
 	// The result signs in: the key is the big team's, the job is its.
 	k, err := db.FindAPIKeyByHash(ctx, app.HashToken(res.APIKey))

@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -54,6 +56,66 @@ type Latency struct {
 	MaxMs      float64 `json:"maxMs"`
 	Errors     int     `json:"errors"`
 	FirstError string  `json:"firstError,omitempty"`
+	// IO is the process's I/O per request (Linux's /proc/self/io, over the
+	// timed requests and the untimed ones before them). Server and client
+	// share the process, so the characters and calls include the
+	// requests' TLS traffic on the loopback; ReadBytes and WriteBytes are
+	// what reached the storage layer.
+	IO *IOPerRequest `json:"io,omitempty"`
+}
+
+// IOPerRequest is /proc/self/io's counters divided by the requests.
+type IOPerRequest struct {
+	RChar      float64 `json:"rchar"`
+	WChar      float64 `json:"wchar"`
+	SyscR      float64 `json:"syscr"`
+	SyscW      float64 `json:"syscw"`
+	ReadBytes  float64 `json:"readBytes"`
+	WriteBytes float64 `json:"writeBytes"`
+	// CPUms is the process's CPU time (user and system, /proc/self/stat,
+	// in clock ticks of 10 ms) per request.
+	CPUms float64 `json:"cpuMs"`
+}
+
+// procIO reads /proc/self/io (nil where there is none).
+func procIO() map[string]float64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return nil
+	}
+	m := map[string]float64{}
+	// utime and stime, the 14th and 15th fields, after the command in
+	// parentheses.
+	if st, err := os.ReadFile("/proc/self/stat"); err == nil {
+		if i := strings.LastIndexByte(string(st), ')'); i > 0 {
+			if f := strings.Fields(string(st[i+1:])); len(f) > 13 {
+				u, _ := strconv.ParseFloat(f[11], 64)
+				k, _ := strconv.ParseFloat(f[12], 64)
+				m["ticks"] = u + k
+			}
+		}
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err == nil {
+			m[k] = n
+		}
+	}
+	return m
+}
+
+// ioDelta is the counters from a to b per request.
+func ioDelta(a, b map[string]float64, n int) *IOPerRequest {
+	if a == nil || b == nil || n == 0 {
+		return nil
+	}
+	d := func(k string) float64 { return round((b[k]-a[k])/float64(n), 1) }
+	return &IOPerRequest{RChar: d("rchar"), WChar: d("wchar"), SyscR: d("syscr"), SyscW: d("syscw"),
+		ReadBytes: d("read_bytes"), WriteBytes: d("write_bytes"), CPUms: round((b["ticks"]-a["ticks"])*10/float64(n), 2)}
 }
 
 // ExportFigures are one month's CSV export.
@@ -235,6 +297,7 @@ func Growth(ctx context.Context, cfg GrowthConfig) (*GrowthResult, error) {
 		}
 		lat := Latency{Name: e.name, Path: e.path}
 		var times []time.Duration
+		io0 := procIO()
 		for i := range n + 3 {
 			t0 := time.Now()
 			err := do(ctx, e)
@@ -249,6 +312,7 @@ func Growth(ctx context.Context, cfg GrowthConfig) (*GrowthResult, error) {
 				}
 			}
 		}
+		lat.IO = ioDelta(io0, procIO(), n+3)
 		res.Reads = append(res.Reads, figures(lat, times))
 	}
 	if cfg.Only == "" || strings.Contains("export", cfg.Only) {
