@@ -36,9 +36,7 @@ func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r a
 				return err
 			}
 		}
-		if err := countJob(ctx, tx, &ended); err != nil {
-			return err
-		}
+		countJob(tx, &ended)
 		out.Ended, out.Job = true, &ended
 		if events == nil {
 			return nil

@@ -432,6 +432,25 @@ func (db *DB) runCalls(group []*writeReq) {
 	defer tx.prepareMissed(ctx)
 	defer stx.Rollback()
 	failed := func(i int) bool { return results[i].err != nil || results[i].panic != nil }
+	// commit writes the counts of the calls kept (countJob), once for the
+	// group, and commits; a failure there fails every call kept.
+	var counts jobCounts
+	keep := func() {
+		if counts == nil {
+			counts, tx.counts = tx.counts, nil
+		} else {
+			counts.merge(tx.counts)
+			tx.counts = nil
+		}
+	}
+	commit := func() error {
+		if len(counts) > 0 {
+			if err := writeCounts(ctx, tx, counts); err != nil {
+				return err
+			}
+		}
+		return stx.Commit()
+	}
 	if len(group) == 1 {
 		if !group[0].start() {
 			results[0].err = skipped(group[0])
@@ -442,7 +461,8 @@ func (db *DB) runCalls(group []*writeReq) {
 			finish(nil)
 			return
 		}
-		finish(stx.Commit())
+		keep()
+		finish(commit())
 		return
 	}
 	savepoint := func(q string) error {
@@ -469,6 +489,7 @@ func (db *DB) runCalls(group []*writeReq) {
 			return
 		}
 		if results[i] = call(r, tx); failed(i) {
+			tx.counts = nil // its jobs are rolled back
 			if err := savepoint(`ROLLBACK TO call`); err != nil {
 				finish(err)
 				return
@@ -478,8 +499,9 @@ func (db *DB) runCalls(group []*writeReq) {
 			finish(err)
 			return
 		}
+		keep()
 	}
-	finish(stx.Commit())
+	finish(commit())
 }
 
 // skipped is the outcome of a call passed over: its context's error.

@@ -119,6 +119,9 @@ type Tx struct {
 	*sql.Tx
 	pool   *pool
 	missed []string
+	// counts are the ended jobs the running call noted (countJob), which
+	// the writer adds to its group's when the call is kept.
+	counts jobCounts
 }
 
 func (tx *Tx) cached(query string) *sql.Stmt {
