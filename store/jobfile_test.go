@@ -371,3 +371,78 @@ func TestGroupCountsOnlyKeptCalls(t *testing.T) {
 		t.Errorf("usage: %d documents charged, want 2 (a, c; a failed job is not charged)", used)
 	}
 }
+
+// TestCheckQuotaFromCharges: once this process has charged a month, a
+// check the quota still covers needs no read; a check past what the
+// quota leaves (where credits may still pay) reads and answers as ever,
+// and a refund never lets more through than the read would.
+func TestCheckQuotaFromCharges(t *testing.T) {
+	ctx := context.Background()
+	db := mustDB(t)
+	team := mustUser(t, db, "quota@example.com").PersonalTeamID
+	now := time.Now().UTC()
+	charge := &app.Charge{TeamID: team, Month: app.Month(now), Quota: 3}
+	reads := 0
+	check := func(n int64) error {
+		t.Helper()
+		var mu sync.Mutex
+		before := reads
+		stop := TraceQueries(func(q string, _ int) { mu.Lock(); reads++; mu.Unlock() })
+		err := db.CheckQuota(ctx, charge, n)
+		stop()
+		t.Logf("check %d: %v, %d reads", n, err, reads-before)
+		return err
+	}
+	record := func(id string, status string) {
+		t.Helper()
+		j := &app.Job{ID: id, TeamID: team, TemplateID: "tpl_1", Status: app.StatusPending, Format: "pdf", Priority: 1, CreatedAt: now}
+		if _, err := db.RecordJob(ctx, charge, j, app.JobResult{Status: status, CompletedAt: now}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := check(3); err != nil || reads != 1 {
+		t.Fatalf("a month not charged yet: %v, %d reads; want a read", err, reads)
+	}
+	record("job_1", app.StatusCompleted)
+	if err := check(2); err != nil || reads != 1 {
+		t.Fatalf("2 more after 1 of 3: %v, %d reads; want no read", err, reads)
+	}
+	refused := func(err error) bool {
+		return app.ErrorCode(err) == app.ECodeQuotaExceeded || app.ErrorCode(err) == app.ECodeNoCredits
+	}
+	if err := check(3); !refused(err) || reads != 2 {
+		t.Fatalf("3 more after 1 of 3: %v, %d reads; want the read's refusal", err, reads)
+	}
+	// Credits pay past the quota: only the read knows them.
+	if err := db.AddTeamCredits(ctx, team, 1, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := check(3); err != nil || reads != 3 {
+		t.Fatalf("3 more with a credit: %v, %d reads", err, reads)
+	}
+	// A job charged then deleted unfinished is refunded: the usage goes
+	// down, what is kept does not, so the check reads again sooner, never
+	// later.
+	j := &app.Job{ID: "job_q", TeamID: team, TemplateID: "tpl_1", Status: app.StatusPending, Format: "pdf", Priority: 1, CreatedAt: now}
+	if err := db.CreateJobs(ctx, charge, j); err != nil {
+		t.Fatal(err)
+	}
+	record("job_2", app.StatusCompleted)
+	if err := check(1); err != nil || reads != 4 {
+		t.Fatalf("1 more after 3 of 3 and a credit: %v, %d reads; want a read", err, reads)
+	}
+	if _, err := db.DeleteJobs(ctx, team, []string{"job_q"}, now, nil); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := db.FindUsage(ctx, team, charge.Month); u.Documents != 2 {
+		t.Fatalf("usage after the refund: %+v", u)
+	}
+	if err := check(1); err != nil || reads != 5 {
+		t.Fatalf("1 more after the refund: %v, %d reads; want a read", err, reads)
+	}
+	record("job_3", app.StatusCompleted)
+	record("job_4", app.StatusCompleted) // the credit
+	if err := check(1); !refused(err) || reads != 6 {
+		t.Fatalf("all spent: %v, %d reads; want the read's refusal", err, reads)
+	}
+}

@@ -47,6 +47,8 @@ type DB struct {
 	// the whole history (rollup.go), readyTemplates those of 0022; the reads
 	// use the older tables until.
 	readyJobs, readyDeliveries, readyList, readyTemplates atomic.Bool
+
+	quota quotaSeen // the usage charges wrote, for CheckQuota
 }
 
 // readConns is the size of the reader pool.
@@ -428,7 +430,7 @@ func (db *DB) runCalls(group []*writeReq) {
 		finish(err)
 		return
 	}
-	tx := &Tx{Tx: stx, pool: db.write}
+	tx := &Tx{Tx: stx, pool: db.write, quota: &db.quota}
 	defer tx.prepareMissed(ctx)
 	defer stx.Rollback()
 	failed := func(i int) bool { return results[i].err != nil || results[i].panic != nil }
