@@ -245,6 +245,9 @@ func decodeObject(field string, raw json.RawMessage) (map[string]any, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return map[string]any{}, nil
 	}
+	if m, ok := fastObject(raw); ok {
+		return m, nil
+	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
 		return nil, ErrInvalid(field, "%s must be a JSON object", field)

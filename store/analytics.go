@@ -1,8 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"slices"
+	"strings"
 	"time"
 
 	"folio/app"
@@ -45,15 +48,77 @@ func slotOf(t time.Time) int64   { return scan.Slot(t) }
 func slotCeil(t time.Time) int64 { return scan.SlotCeil(t) }
 
 // countJob adds an ended job to the hourly and daily counters, by
-// template and of the whole team, and to the hour totals (inside
-// FinishJob and RecordJob): one insert into the view job_count, whose
-// trigger runs the seven upserts (migration 0026; the two by template
-// alone are 0022's, for dashboard insights) and, for a completed job made
-// with an API key, counts it on the key (0029).
-func countJob(ctx context.Context, tx *Tx, j *app.Job) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO job_count (team_id, slot, template_id, status, format, duration_sum, duration_count, api_key_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, append(scan.CountArgs(j), j.APIKeyID)...)
-	return err
+// template and of the whole team, to the hour totals and, for a completed
+// job made with an API key, to the key's count (inside FinishJob and
+// RecordJob). It only notes the job in the transaction: the writer adds
+// up the jobs of the calls a group keeps and writes them once, before
+// the commit (writeCounts); a call rolled back takes its notes with it.
+func countJob(tx *Tx, j *app.Job) {
+	if tx.counts == nil {
+		tx.counts = jobCounts{}
+	}
+	tx.counts.add(j)
+}
+
+// countKey is what the counters of an ended job are kept by (the API key
+// for its document count).
+type countKey struct {
+	team     string
+	slot     int64
+	template string
+	status   string
+	format   string
+	apiKey   string
+}
+
+// countSum is how many jobs of a countKey ended, and their durations.
+type countSum struct{ n, durationSum, durationCount int64 }
+
+// jobCounts adds up ended jobs by countKey, for one insert per key.
+type jobCounts map[countKey]countSum
+
+func (c jobCounts) add(j *app.Job) {
+	k := countKey{team: j.TeamID, slot: scan.Slot(j.CreatedAt), template: j.TemplateID, status: j.Status, format: j.Format, apiKey: j.APIKeyID}
+	s := c[k]
+	s.n++
+	if j.DurationMS != nil {
+		s.durationSum += *j.DurationMS
+		s.durationCount++
+	}
+	c[k] = s
+}
+
+// merge adds from's sums to c.
+func (c jobCounts) merge(from jobCounts) {
+	for k, v := range from {
+		s := c[k]
+		s.n, s.durationSum, s.durationCount = s.n+v.n, s.durationSum+v.durationSum, s.durationCount+v.durationCount
+		c[k] = s
+	}
+}
+
+// writeCounts writes a group's counts: one insert into the view
+// job_count per key, whose trigger runs the seven upserts and counts the
+// key's documents (migrations 0026, 0029, 0030), in key order.
+func writeCounts(ctx context.Context, tx *Tx, c jobCounts) error {
+	keys := make([]countKey, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	if len(keys) > 1 {
+		slices.SortFunc(keys, func(a, b countKey) int {
+			return cmp.Or(strings.Compare(a.team, b.team), cmp.Compare(a.slot, b.slot), strings.Compare(a.template, b.template),
+				strings.Compare(a.status, b.status), strings.Compare(a.format, b.format), strings.Compare(a.apiKey, b.apiKey))
+		})
+	}
+	for _, k := range keys {
+		s := c[k]
+		if _, err := tx.ExecContext(ctx, `INSERT INTO job_count (team_id, slot, template_id, status, format, count, duration_sum, duration_count, api_key_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, k.team, k.slot, k.template, k.status, k.format, s.n, s.durationSum, s.durationCount, k.apiKey); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CountDocuments counts a team's completed documents created in [from, to).

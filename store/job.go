@@ -165,9 +165,7 @@ func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events 
 				return err
 			}
 		}
-		if err := countJob(ctx, tx, j); err != nil {
-			return err
-		}
+		countJob(tx, j)
 		if j.Status == app.StatusFailed {
 			if err := refundJob(ctx, tx, j); err != nil {
 				return err

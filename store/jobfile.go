@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"sync"
 
 	"folio/app"
 	"folio/store/internal/scan"
@@ -36,9 +37,7 @@ func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r a
 				return err
 			}
 		}
-		if err := countJob(ctx, tx, &ended); err != nil {
-			return err
-		}
+		countJob(tx, &ended)
 		out.Ended, out.Job = true, &ended
 		if events == nil {
 			return nil
@@ -64,6 +63,7 @@ func chargeOne(ctx context.Context, tx *Tx, c *app.Charge) (string, error) {
 		// insert that follows checks that the team exists).
 		_, err := tx.ExecContext(ctx, `INSERT INTO usage (team_id, month, documents, credits_used) VALUES (?, ?, 1, 0)
 			ON CONFLICT (team_id, month) DO UPDATE SET documents = documents + 1`, c.TeamID, c.Month)
+		tx.quota.forget(c.TeamID, c.Month) // not read: unknown
 		return "quota", err
 	}
 	var used, credits int64
@@ -85,6 +85,7 @@ func chargeOne(ctx context.Context, tx *Tx, c *app.Charge) (string, error) {
 		c.TeamID, c.Month, fromQuota, fromCredits); err != nil {
 		return "", err
 	}
+	tx.quota.set(c.TeamID, c.Month, used+fromQuota)
 	if fromCredits > 0 {
 		if _, err := tx.ExecContext(ctx, `UPDATE teams SET credits = credits - 1 WHERE id = ?`, c.TeamID); err != nil {
 			return "", err
@@ -111,11 +112,64 @@ func (db *DB) FindJobFile(ctx context.Context, jobID string) ([]byte, error) {
 
 // CheckQuota reports, without charging, whether c still covers n more
 // documents: ErrQuota when not. A synchronous generate asks before it
-// renders; RecordJob's charge decides.
+// renders; RecordJob's charge decides. When the month's usage as this
+// process last charged it leaves room for n in the quota, no read is
+// needed (quotaSeen).
 func (db *DB) CheckQuota(ctx context.Context, c *app.Charge, n int64) error {
 	if c == nil || c.Quota == app.NoQuota {
 		return nil
 	}
+	if used, ok := db.quota.get(c.TeamID, c.Month); ok && used+n <= c.Quota {
+		return nil
+	}
 	return scan.Covers(db.read.QueryRowContext(shortRead(ctx), `SELECT COALESCE((SELECT documents FROM usage WHERE team_id = ?1 AND month = ?2), 0), credits
 		FROM teams WHERE id = ?1`, c.TeamID, c.Month), c, n)
+}
+
+// quotaSeen keeps, per team and month, the documents the month's quota
+// had paid for after the last charge this process wrote (chargeOne,
+// chargeJobs): a synchronous generate's CheckQuota read them before every
+// render (issue 24, third pass). The writer sets it, in commit order, to
+// what it wrote; a refund lowers the real figure below what is kept, and
+// a charge rolled back leaves the kept figure above the real
+// one: it is never below the usage this process's writes made, so a
+// request it lets through is one the read would have let through too,
+// unless another process charged the same month meanwhile. Even then
+// nothing is lost: RecordJob's charge decides, and a render is wasted.
+// Only the quota is judged from it; a month it does not cover (credits
+// may) and one without an entry (after a start, or a charge without a
+// read) are read.
+type quotaSeen struct {
+	mu sync.Mutex
+	m  map[teamMonth]int64
+}
+
+type teamMonth struct{ team, month string }
+
+// maxQuotaSeen bounds the entries kept; past it they start over.
+const maxQuotaSeen = 10000
+
+func (q *quotaSeen) get(team, month string) (int64, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n, ok := q.m[teamMonth{team, month}]
+	return n, ok
+}
+
+// set records what a charge wrote: the month's documents paid by its
+// quota are now used.
+func (q *quotaSeen) set(team, month string, used int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.m == nil || len(q.m) >= maxQuotaSeen {
+		q.m = map[teamMonth]int64{}
+	}
+	q.m[teamMonth{team, month}] = used
+}
+
+// forget drops what is kept of a month (a charge that did not read it).
+func (q *quotaSeen) forget(team, month string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.m, teamMonth{team, month})
 }

@@ -3,9 +3,11 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -229,4 +231,218 @@ func BenchmarkRecordJob(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestGroupCountsOnlyKeptCalls: the counters of a write group are added up
+// in memory and written once before its commit (writeCounts); a call that
+// fails after noting its job (here: its events cannot be built) is rolled
+// back with its counts, between calls that are kept, on RecordJob's and
+// on FinishJob's path. Every roll-up and the key's count then say exactly
+// what the job rows say.
+func TestGroupCountsOnlyKeptCalls(t *testing.T) {
+	ctx := context.Background()
+	db := mustDB(t)
+	u := mustUser(t, db, "groups@example.com")
+	team := u.PersonalTeamID
+	now := time.Now().UTC()
+	key := &app.APIKey{ID: app.NewID("key"), TeamID: team, Name: "k", KeyType: "live", KeyPrefix: "p", Hash: "hg",
+		Permissions: []string{}, IsActive: true, CreatedBy: u.ID, CreatedAt: now, UpdatedAt: now}
+	if err := db.CreateAPIKey(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	sub := &app.Subscription{ID: app.NewID("whk"), TeamID: team, URL: "https://93.184.215.14/h", Events: []string{app.EventDocumentGenerated},
+		Enabled: true, Secret: "s", CreatedAt: now, UpdatedAt: now}
+	if err := db.CreateSubscription(ctx, sub); err != nil {
+		t.Fatal(err)
+	}
+	charge := &app.Charge{TeamID: team, Month: app.Month(now), Quota: app.NoQuota}
+	job := func(id, tpl string) *app.Job {
+		return &app.Job{ID: id, TeamID: team, TemplateID: tpl, Status: app.StatusPending, Format: "pdf", Priority: 1, CreatedAt: now, APIKeyID: key.ID}
+	}
+	result := func(status string, ms int64) app.JobResult {
+		return app.JobResult{Status: status, CompletedAt: now, DurationMS: ms}
+	}
+	errEvents := errors.New("no events")
+	good := func(*app.Job, *app.Batch, []*app.Job) ([]*app.Event, error) { return nil, nil }
+	bad := func(*app.Job, *app.Batch, []*app.Job) ([]*app.Event, error) { return nil, errEvents }
+	// Two queued jobs, processing, for FinishJob.
+	for _, id := range []string{"job_q1", "job_q2"} {
+		if err := db.CreateJobs(ctx, nil, job(id, "tpl_q")); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, err := db.StartJob(ctx, id, now); !ok || err != nil {
+			t.Fatalf("start %s: %v %v", id, ok, err)
+		}
+	}
+
+	var sizes []int
+	testHookGroup = func(g []*writeReq) { sizes = append(sizes, len(g)) }
+	defer func() { testHookGroup = nil }()
+	release := holdWriter(t, db)
+	calls := []struct {
+		name string
+		run  func() error
+		ok   bool
+	}{
+		{"record a", func() error {
+			_, err := db.RecordJob(ctx, charge, job("job_a", "tpl_1"), result(app.StatusCompleted, 10), good)
+			return err
+		}, true},
+		{"record b, fails", func() error {
+			_, err := db.RecordJob(ctx, charge, job("job_b", "tpl_1"), result(app.StatusCompleted, 100), bad)
+			return err
+		}, false},
+		{"finish q1, fails", func() error {
+			_, err := db.FinishJob(ctx, "job_q1", result(app.StatusCompleted, 1000), bad)
+			return err
+		}, false},
+		{"record c", func() error {
+			_, err := db.RecordJob(ctx, charge, job("job_c", "tpl_1"), result(app.StatusCompleted, 20), good)
+			return err
+		}, true},
+		{"record d, failed job", func() error {
+			_, err := db.RecordJob(ctx, charge, job("job_d", "tpl_2"), result(app.StatusFailed, 5), good)
+			return err
+		}, true},
+		{"finish q2", func() error {
+			_, err := db.FinishJob(ctx, "job_q2", result(app.StatusCompleted, 7), good)
+			return err
+		}, true},
+	}
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = c.run() }()
+		time.Sleep(5 * time.Millisecond) // queue in this order
+	}
+	release()
+	wg.Wait()
+	for i, c := range calls {
+		if (errs[i] == nil) != c.ok || (!c.ok && !errors.Is(errs[i], errEvents)) {
+			t.Errorf("%s: %v", c.name, errs[i])
+		}
+	}
+	if len(sizes) < 2 || sizes[len(sizes)-1] != len(calls) {
+		t.Fatalf("groups %v: the calls did not run in one group", sizes)
+	}
+
+	// The rows: a, c and q2 completed, d failed; b is not recorded and q1
+	// still processing.
+	var jobs string
+	db.read.QueryRowContext(ctx, `SELECT group_concat(id || ':' || status, ',') FROM (SELECT id, status FROM jobs ORDER BY id)`).Scan(&jobs)
+	if jobs != "job_a:completed,job_c:completed,job_d:failed,job_q1:processing,job_q2:completed" {
+		t.Fatalf("jobs: %s", jobs)
+	}
+	slot := now.UnixMilli() / 3600000
+	check := func(what, q string, args []any, want string) {
+		t.Helper()
+		var got string
+		if err := db.read.QueryRowContext(ctx, q, args...).Scan(&got); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if got != want {
+			t.Errorf("%s: %s, want %s", what, got, want)
+		}
+	}
+	rows := func(table, cols string) string {
+		return `SELECT group_concat(r, ' ') FROM (SELECT ` + cols + ` AS r FROM ` + table + ` WHERE team_id = ? ORDER BY 1)`
+	}
+	args := []any{team}
+	check("job_stats", rows("job_stats", `template_id || '/' || status || '/' || format || '=' || count || ',' || duration_sum || ',' || duration_count || '@' || (slot - `+fmt.Sprint(slot)+`)`), args,
+		"tpl_1/completed/pdf=2,30,2@0 tpl_2/failed/pdf=1,5,1@0 tpl_q/completed/pdf=1,7,1@0")
+	check("job_stats_daily", rows("job_stats_daily", `template_id || '/' || status || '=' || count || ',' || duration_sum || ',' || duration_count`), args,
+		"tpl_1/completed=2,30,2 tpl_2/failed=1,5,1 tpl_q/completed=1,7,1")
+	check("job_team_hours", rows("job_team_hours", `status || '/' || format || '=' || count || ',' || duration_sum || ',' || duration_count`), args,
+		"completed/pdf=3,37,3 failed/pdf=1,5,1")
+	check("job_team_days", rows("job_team_days", `status || '/' || format || '=' || count || ',' || duration_sum || ',' || duration_count`), args,
+		"completed/pdf=3,37,3 failed/pdf=1,5,1")
+	check("job_hours", rows("job_hours", `(slot - `+fmt.Sprint(slot)+`) || '=' || count`), args, "0=4")
+	check("job_template_hours", rows("job_template_hours", `template_id || '=' || count || ',' || failed || ',' || duration_sum || ',' || duration_count`), args,
+		"tpl_1=2,0,30,2 tpl_2=1,1,5,1 tpl_q=1,0,7,1")
+	check("job_template_days", rows("job_template_days", `template_id || '=' || count || ',' || failed || ',' || duration_sum || ',' || duration_count`), args,
+		"tpl_1=2,0,30,2 tpl_2=1,1,5,1 tpl_q=1,0,7,1")
+	if n, err := db.CountKeyDocuments(ctx, team, key.ID); err != nil || n != 3 {
+		t.Errorf("the key's documents: %d, %v; want 3 (a, c, q2)", n, err)
+	}
+	var used int64
+	db.read.QueryRowContext(ctx, `SELECT documents FROM usage WHERE team_id = ?`, team).Scan(&used)
+	if used != 2 {
+		t.Errorf("usage: %d documents charged, want 2 (a, c; a failed job is not charged)", used)
+	}
+}
+
+// TestCheckQuotaFromCharges: once this process has charged a month, a
+// check the quota still covers needs no read; a check past what the
+// quota leaves (where credits may still pay) reads and answers as ever,
+// and a refund never lets more through than the read would.
+func TestCheckQuotaFromCharges(t *testing.T) {
+	ctx := context.Background()
+	db := mustDB(t)
+	team := mustUser(t, db, "quota@example.com").PersonalTeamID
+	now := time.Now().UTC()
+	charge := &app.Charge{TeamID: team, Month: app.Month(now), Quota: 3}
+	reads := 0
+	check := func(n int64) error {
+		t.Helper()
+		var mu sync.Mutex
+		before := reads
+		stop := TraceQueries(func(q string, _ int) { mu.Lock(); reads++; mu.Unlock() })
+		err := db.CheckQuota(ctx, charge, n)
+		stop()
+		t.Logf("check %d: %v, %d reads", n, err, reads-before)
+		return err
+	}
+	record := func(id string, status string) {
+		t.Helper()
+		j := &app.Job{ID: id, TeamID: team, TemplateID: "tpl_1", Status: app.StatusPending, Format: "pdf", Priority: 1, CreatedAt: now}
+		if _, err := db.RecordJob(ctx, charge, j, app.JobResult{Status: status, CompletedAt: now}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := check(3); err != nil || reads != 1 {
+		t.Fatalf("a month not charged yet: %v, %d reads; want a read", err, reads)
+	}
+	record("job_1", app.StatusCompleted)
+	if err := check(2); err != nil || reads != 1 {
+		t.Fatalf("2 more after 1 of 3: %v, %d reads; want no read", err, reads)
+	}
+	refused := func(err error) bool {
+		return app.ErrorCode(err) == app.ECodeQuotaExceeded || app.ErrorCode(err) == app.ECodeNoCredits
+	}
+	if err := check(3); !refused(err) || reads != 2 {
+		t.Fatalf("3 more after 1 of 3: %v, %d reads; want the read's refusal", err, reads)
+	}
+	// Credits pay past the quota: only the read knows them.
+	if err := db.AddTeamCredits(ctx, team, 1, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := check(3); err != nil || reads != 3 {
+		t.Fatalf("3 more with a credit: %v, %d reads", err, reads)
+	}
+	// A job charged then deleted unfinished is refunded: the usage goes
+	// down, what is kept does not, so the check reads again sooner, never
+	// later.
+	j := &app.Job{ID: "job_q", TeamID: team, TemplateID: "tpl_1", Status: app.StatusPending, Format: "pdf", Priority: 1, CreatedAt: now}
+	if err := db.CreateJobs(ctx, charge, j); err != nil {
+		t.Fatal(err)
+	}
+	record("job_2", app.StatusCompleted)
+	if err := check(1); err != nil || reads != 4 {
+		t.Fatalf("1 more after 3 of 3 and a credit: %v, %d reads; want a read", err, reads)
+	}
+	if _, err := db.DeleteJobs(ctx, team, []string{"job_q"}, now, nil); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := db.FindUsage(ctx, team, charge.Month); u.Documents != 2 {
+		t.Fatalf("usage after the refund: %+v", u)
+	}
+	if err := check(1); err != nil || reads != 5 {
+		t.Fatalf("1 more after the refund: %v, %d reads; want a read", err, reads)
+	}
+	record("job_3", app.StatusCompleted)
+	record("job_4", app.StatusCompleted) // the credit
+	if err := check(1); !refused(err) || reads != 6 {
+		t.Fatalf("all spent: %v, %d reads; want the read's refusal", err, reads)
+	}
 }

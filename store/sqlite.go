@@ -48,6 +48,8 @@ type DB struct {
 	// the whole history (rollup.go), readyTemplates those of 0022; the reads
 	// use the older tables until.
 	readyJobs, readyDeliveries, readyList, readyTemplates atomic.Bool
+
+	quota quotaSeen // the usage charges wrote, for CheckQuota
 }
 
 // readConns is the size of the reader pool.
@@ -447,10 +449,29 @@ func (db *DB) runCalls(group []*writeReq) {
 		finish(err)
 		return
 	}
-	tx := &Tx{Tx: stx, pool: db.write}
+	tx := &Tx{Tx: stx, pool: db.write, quota: &db.quota}
 	defer tx.prepareMissed(ctx)
 	defer stx.Rollback()
 	failed := func(i int) bool { return results[i].err != nil || results[i].panic != nil }
+	// commit writes the counts of the calls kept (countJob), once for the
+	// group, and commits; a failure there fails every call kept.
+	var counts jobCounts
+	keep := func() {
+		if counts == nil {
+			counts, tx.counts = tx.counts, nil
+		} else {
+			counts.merge(tx.counts)
+			tx.counts = nil
+		}
+	}
+	commit := func() error {
+		if len(counts) > 0 {
+			if err := writeCounts(ctx, tx, counts); err != nil {
+				return err
+			}
+		}
+		return stx.Commit()
+	}
 	if len(group) == 1 {
 		if !group[0].start() {
 			results[0].err = skipped(group[0])
@@ -461,7 +482,8 @@ func (db *DB) runCalls(group []*writeReq) {
 			finish(nil)
 			return
 		}
-		finish(stx.Commit())
+		keep()
+		finish(commit())
 		return
 	}
 	savepoint := func(q string) error {
@@ -488,6 +510,7 @@ func (db *DB) runCalls(group []*writeReq) {
 			return
 		}
 		if results[i] = call(r, tx); failed(i) {
+			tx.counts = nil // its jobs are rolled back
 			if err := savepoint(`ROLLBACK TO call`); err != nil {
 				finish(err)
 				return
@@ -497,8 +520,9 @@ func (db *DB) runCalls(group []*writeReq) {
 			finish(err)
 			return
 		}
+		keep()
 	}
-	finish(stx.Commit())
+	finish(commit())
 }
 
 // skipped is the outcome of a call passed over: its context's error.

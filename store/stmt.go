@@ -119,6 +119,11 @@ type Tx struct {
 	*sql.Tx
 	pool   *pool
 	missed []string
+	// counts are the ended jobs the running call noted (countJob), which
+	// the writer adds to its group's when the call is kept.
+	counts jobCounts
+	// quota is what the charges written keep of a month's usage (CheckQuota).
+	quota *quotaSeen
 }
 
 func (tx *Tx) cached(query string) *sql.Stmt {

@@ -41,6 +41,7 @@ func chargeJobs(ctx context.Context, tx *Tx, c *app.Charge, jobs []*app.Job) err
 		c.TeamID, c.Month, fromQuota, fromCredits); err != nil {
 		return err
 	}
+	tx.quota.set(c.TeamID, c.Month, used+fromQuota)
 	if fromCredits > 0 {
 		if _, err := tx.ExecContext(ctx, `UPDATE teams SET credits = credits - ? WHERE id = ?`, fromCredits, c.TeamID); err != nil {
 			return err
