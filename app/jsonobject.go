@@ -118,18 +118,10 @@ func (d *objDecoder) object(depth int) (map[string]any, bool) {
 			return nil, false
 		}
 		m[k] = v
-		d.space()
-		if d.i >= len(d.data) {
+		if end, ok := d.separator('}'); !ok {
 			return nil, false
-		}
-		switch d.data[d.i] {
-		case ',':
-			d.i++
-		case '}':
-			d.i++
+		} else if end {
 			return m, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -153,20 +145,31 @@ func (d *objDecoder) array(depth int) (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		d.space()
-		if d.i >= len(d.data) {
+		if end, ok := d.separator(']'); !ok {
 			return nil, false
-		}
-		switch d.data[d.i] {
-		case ',':
-			d.i++
-		case ']':
-			d.i++
+		} else if end {
 			return a, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// separator reads what follows a member or an element: a comma (more
+// follow), or closing, which ends the object or array (end); anything
+// else is not ok.
+func (d *objDecoder) separator(closing byte) (end, ok bool) {
+	d.space()
+	if d.i >= len(d.data) {
+		return false, false
+	}
+	switch d.data[d.i] {
+	case ',':
+		d.i++
+		return false, true
+	case closing:
+		d.i++
+		return true, true
+	}
+	return false, false
 }
 
 // str decodes the string at d.i ('"'). One without escapes and of valid
