@@ -1213,18 +1213,30 @@ func benchGrowth(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	type stepTimes struct {
 		held, stmts []time.Duration
 		rows        int
+		interrupted int
 	}
 	var stepsMu sync.Mutex
 	steps := map[string]*stepTimes{}
+	var slow []client.SlowStep
 	stopSteps := store.ObserveSteps(func(st store.StepTime) {
 		stepsMu.Lock()
 		defer stepsMu.Unlock()
+		if st.Held > 50*time.Millisecond {
+			s := client.SlowStep{Kind: st.Kind, Ended: st.Ended.UTC(), Rows: st.Rows, HeldMs: client.Ms(st.Held), StatementsMs: client.Ms(st.Statements),
+				CPUMs: client.Ms(st.CPU), InBlocks: st.InBlocks, Preempted: st.Preempted, GCs: st.GCs, Detail: st.Detail,
+				Interrupted: st.Interrupted}
+			slow = append(slow, s)
+			fmt.Fprintf(stderr, "slow step: %+v\n", s)
+		}
 		k := steps[st.Kind]
 		if k == nil {
 			k = &stepTimes{}
 			steps[st.Kind] = k
 		}
 		k.held, k.stmts, k.rows = append(k.held, st.Held), append(k.stmts, st.Statements), k.rows+st.Rows
+		if st.Interrupted {
+			k.interrupted++
+		}
 	})
 	defer stopSteps()
 	m := &Main{Config: Config{Addr: "127.0.0.1:0", Data: *data, Workers: runtime.NumCPU(), DefaultPlan: "free", Signup: "open", LogFormat: "text",
@@ -1270,8 +1282,11 @@ func benchGrowth(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	sort.Strings(kinds)
 	for _, k := range kinds {
-		res.Steps = append(res.Steps, client.StepDurations(k, steps[k].held, steps[k].stmts, steps[k].rows))
+		f := client.StepDurations(k, steps[k].held, steps[k].stmts, steps[k].rows)
+		f.Interrupted = steps[k].interrupted
+		res.Steps = append(res.Steps, f)
 	}
+	res.SlowSteps = slow
 	stepsMu.Unlock()
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(res)

@@ -80,6 +80,7 @@ type SweepStats struct {
 	Transactions int            // write transactions the pass took
 	Longest      time.Duration  // the longest of them, from its first statement to its commit
 	Slow         int            // those longer than SlowStep
+	Interrupted  int            // steps stopped at their deadline, rolled back and done again smaller
 	Duration     time.Duration  // the whole pass
 }
 
@@ -126,7 +127,7 @@ func (s SweepStats) Log(logger *slog.Logger, msg string, err error) {
 		args = append(args, t, s.Deleted[t])
 	}
 	args = append(args, "transactions", s.Transactions, "longest_ms", float64(s.Longest.Microseconds())/1000,
-		"over_50ms", s.Slow, "duration_ms", s.Duration.Milliseconds())
+		"over_50ms", s.Slow, "interrupted", s.Interrupted, "duration_ms", s.Duration.Milliseconds())
 	if err != nil {
 		args = append(args, "err", err)
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
+	"runtime/metrics"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +46,10 @@ func targetFor(table string) time.Duration {
 	return stepTarget
 }
 
+// testHookStatements, when set, runs at the start of each step's
+// transaction, before its statements and within its deadline.
+var testHookStatements func(tx *Tx)
+
 // testHookStep, when set, is told the number of each step as it ends and
 // how long its transaction took.
 var testHookStep func(n int, d time.Duration)
@@ -52,6 +59,37 @@ type stepper struct {
 	db    *DB
 	stats app.SweepStats
 	rows  int // the next step's size
+	// While steps are observed: the current step's phases, and how long
+	// its rows took to pick and warm on a reader before it began.
+	phases *stepPhases
+	warmed time.Duration
+	// interrupts counts the steps interrupted in a row (stepDeadline).
+	interrupts int
+}
+
+// stepPhases notes how long each part of a step's statements took, for
+// the observer (nil: not observed; its methods then do nothing).
+type stepPhases struct {
+	b    []byte
+	last time.Time
+}
+
+// mark ends the phase begun at the previous mark (or the step's start).
+func (p *stepPhases) mark(name string) {
+	if p == nil {
+		return
+	}
+	now := time.Now()
+	p.b = fmt.Appendf(p.b, "%s %.1fms ", name, float64(now.Sub(p.last).Microseconds())/1000)
+	p.last = now
+}
+
+// note adds a figure to the step's detail.
+func (p *stepPhases) note(format string, args ...any) {
+	if p == nil {
+		return
+	}
+	p.b = fmt.Appendf(p.b, format+" ", args...)
 }
 
 // StepTime is one maintenance step or backfill chunk: what it was (the
@@ -60,11 +98,25 @@ type stepper struct {
 // end of the commit of the transaction it ran in, which may hold the
 // calls of requests queued beside it: the writer groups them) and how
 // long its own statements took.
+//
+// The other fields explain a slow step: when it ended, the writer
+// thread's CPU time during the statements, the blocks it read from
+// storage, the times the kernel switched it out, the garbage collections
+// that ran meanwhile, and the step's phases (Detail).
 type StepTime struct {
 	Kind       string
 	Rows       int
 	Held       time.Duration
 	Statements time.Duration
+	Ended      time.Time
+	CPU        time.Duration
+	InBlocks   int64
+	Preempted  int64
+	GCs        uint64
+	Detail     string
+	// Interrupted says the step was stopped at its deadline and rolled
+	// back (its rows are deleted by a smaller step after it).
+	Interrupted bool
 }
 
 var stepObserver atomic.Pointer[func(StepTime)]
@@ -78,10 +130,22 @@ func ObserveSteps(fn func(StepTime)) (stop func()) {
 	return func() { stepObserver.CompareAndSwap(&fn, nil) }
 }
 
-func observeStep(kind string, rows int, held, statements time.Duration) {
+func observeStep(st StepTime) {
 	if fn := stepObserver.Load(); fn != nil {
-		(*fn)(StepTime{kind, rows, held, statements})
+		(*fn)(st)
 	}
+}
+
+func observing() bool { return stepObserver.Load() != nil }
+
+// gcCycles is the number of garbage collections the process has completed.
+func gcCycles() uint64 {
+	m := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(m)
+	if m[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return m[0].Value.Uint64()
 }
 
 // testStepRows, when set (tests), fixes every step's size.
@@ -94,33 +158,95 @@ func (db *DB) newStepper() *stepper {
 	return &stepper{db: db, rows: stepFirst}
 }
 
+// stepDeadline bounds a step's statements: past it the step is
+// interrupted and rolled back, and its rows are deleted by a step half its
+// size. Warming reads most of a step's pages beforehand, but not all:
+// deleting keys rebalances index pages with neighbours nobody read, and
+// at 10M jobs with part of the database out of the page cache a few steps'
+// DELETE read hundreds of pages from the disk while it held the writer (up
+// to 90 ms of statements with 7 ms of CPU). Interrupted, such a step leaves
+// the pages it read in the cache for its smaller retry, and the writer is
+// held for the deadline and the rollback only.
+const stepDeadline = 20 * time.Millisecond
+
+// maxInterrupts is how many times in a row a step may be interrupted; the
+// next attempt runs without a deadline, so a pass always progresses.
+const maxInterrupts = 5
+
 // run runs fn, which deletes at most limit rows of table and returns how
 // many, in one write transaction, and adapts the next step's size to how
-// long this one took.
-func (s *stepper) run(ctx context.Context, table string, fn func(tx *Tx, limit int) (int, error)) (int, error) {
+// long this one took. fn's statements run with ctx bounded by the step's
+// deadline; an interrupted step returns 0 rows and a nil error, and the
+// caller picks its rows again.
+func (s *stepper) run(ctx context.Context, table string, fn func(ctx context.Context, tx *Tx, limit int) (int, error)) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
 	n, limit := 0, s.rows
 	var t0, t1 time.Time
+	watch := observing()
+	var usage threadUsage
+	var gcs uint64
+	s.phases = nil
+	sctx, cancel := ctx, context.CancelFunc(func() {})
+	if s.interrupts < maxInterrupts && testStepRows == 0 {
+		sctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	s.db.stepping.Lock() // no loop checkpoint during the step (checkpoint.go)
 	ended, err := s.db.txAlone(ctx, func(tx *Tx) error {
 		t0 = time.Now() // the transaction has begun: the time to its commit is the writer's
+		if s.interrupts < maxInterrupts && testStepRows == 0 {
+			// The deadline starts with the transaction, not with the wait
+			// for the writer.
+			stop := time.AfterFunc(stepDeadline, cancel)
+			defer stop.Stop()
+		}
+		tx.stepCtx = sctx
+		if testHookStatements != nil {
+			testHookStatements(tx)
+		}
+		if watch {
+			s.phases = &stepPhases{last: t0}
+			gcs = gcCycles()
+			stop := lockThreadUsage()
+			defer func() { usage = stop() }()
+		}
 		var err error
-		n, err = fn(tx, limit)
+		n, err = fn(sctx, tx, limit)
 		t1 = time.Now()
 		return err
 	})
-	if err != nil {
+	s.db.stepping.Unlock()
+	interrupted := err != nil && sctx.Err() != nil && ctx.Err() == nil
+	if err != nil && !interrupted {
 		return 0, err
 	}
 	d := ended.Sub(t0)
+	if interrupted {
+		n = 0
+		s.interrupts++
+		s.stats.Interrupted++
+	} else {
+		s.interrupts = 0
+	}
 	s.stats.Count(table, n, d)
-	observeStep(table, n, d, t1.Sub(t0))
+	if watch {
+		st := StepTime{Kind: table, Rows: n, Held: d, Statements: t1.Sub(t0), Ended: ended,
+			CPU: usage.cpu, InBlocks: usage.inBlocks, Preempted: usage.preempted, GCs: gcCycles() - gcs, Interrupted: interrupted}
+		if s.phases != nil {
+			s.phases.note("picked+warmed %.1fms", float64(s.warmed.Microseconds())/1000)
+			st.Detail = strings.TrimSpace(string(s.phases.b))
+		}
+		observeStep(st)
+	}
 	// Copy the step's pages into the database file before the next step,
 	// on a reader connection: the writer serves requests meanwhile, and the
 	// next write starts the WAL over (checkpoint.go). Back to back, steps
 	// grew the WAL by gigabytes at 10M jobs.
-	s.db.checkpoint(ctx)
+	if !interrupted {
+		s.db.checkpoint(ctx)
+	}
 	if testHookStep != nil {
 		testHookStep(s.stats.Transactions, d)
 	}
@@ -128,6 +254,8 @@ func (s *stepper) run(ctx context.Context, table string, fn func(tx *Tx, limit i
 	switch {
 	case testStepRows > 0:
 		s.rows = testStepRows
+	case interrupted:
+		s.rows = max(limit/2, stepMin)
 	case d < target/2 && n == limit:
 		s.rows = min(limit*2, stepMax)
 	case d > target*3/2:
@@ -148,9 +276,28 @@ func (s *stepper) run(ctx context.Context, table string, fn func(tx *Tx, limit i
 // write transaction then finds them in the page cache.
 var (
 	warmJobs = []string{
-		`SELECT count(*) FROM jobs WHERE id IN (SELECT id FROM jobs WHERE rowid IN (SELECT value FROM json_each(?1)))`,
-		`SELECT count(*) FROM jobs WHERE batch_id != '' AND batch_id IN
-			(SELECT batch_id FROM jobs WHERE rowid IN (SELECT value FROM json_each(?1)) AND batch_id != '')`,
+		// The step's rows, once (their later columns sit past the
+		// variables, on overflow pages when those are long), then every
+		// index and table their DELETE writes to: the primary key and
+		// job_files' (random ids before time-ordered ones), the five
+		// team-prefixed indexes (a step's rows are neighbours in time but
+		// spread over every team: at 10M jobs with 1,000 teams, 3 of
+		// 91,779 steps spent over 50 ms in their statements without
+		// these), the list hours and the batches.
+		`WITH r AS MATERIALIZED (SELECT id, team_id, status, template_id, batch_id, created_at, completed_at
+			FROM jobs WHERE rowid IN (SELECT value FROM json_each(?1)))
+		SELECT (SELECT count(*) FROM jobs WHERE id IN (SELECT id FROM r))
+		+ (SELECT count(*) FROM jobs WHERE batch_id != '' AND batch_id IN (SELECT batch_id FROM r WHERE batch_id != ''))
+		+ (SELECT count(*) FROM jobs INDEXED BY jobs_team_created WHERE (team_id, created_at) IN (SELECT team_id, created_at FROM r))
+		+ (SELECT count(*) FROM jobs INDEXED BY jobs_team_status WHERE (team_id, status, created_at) IN (SELECT team_id, status, created_at FROM r))
+		+ (SELECT count(*) FROM jobs INDEXED BY jobs_team_template WHERE (team_id, template_id, created_at) IN
+			(SELECT team_id, template_id, created_at FROM r))
+		+ (SELECT count(*) FROM jobs INDEXED BY jobs_team_status_template WHERE (team_id, status, template_id, created_at) IN
+			(SELECT team_id, status, template_id, created_at FROM r))
+		+ (SELECT count(*) FROM jobs INDEXED BY jobs_team_ended WHERE (team_id, status, completed_at) IN (SELECT team_id, status, completed_at FROM r))
+		+ (SELECT count(*) FROM job_files WHERE job_id IN (SELECT id FROM r) AND substr(data, -1) IS NOT NULL)
+		+ (SELECT count(*) FROM job_list_hours WHERE (team_id, slot) IN (SELECT team_id, created_at / 3600000 FROM r))
+		+ (SELECT count(*) FROM batches WHERE id IN (SELECT batch_id FROM r WHERE batch_id != ''))`,
 	}
 	warmEvents = []string{
 		`SELECT count(*) FROM events WHERE id IN (SELECT id FROM events WHERE rowid IN (SELECT value FROM json_each(?1)))`,
@@ -179,7 +326,7 @@ var (
 // or SQLite may walk their index's whole range instead of the rowids).
 // It ends when pick finds fewer rows than the limit.
 func (s *stepper) deletePicked(ctx context.Context, table, pick, del string, args []any, warm ...string) error {
-	return s.deletePickedBy(ctx, table, pick, args, func(tx *Tx, list string) (int, error) {
+	return s.deletePickedBy(ctx, table, pick, args, func(ctx context.Context, tx *Tx, list string) (int, error) {
 		res, err := tx.ExecContext(ctx, del, append([]any{list}, args...)...)
 		if err != nil {
 			return 0, err
@@ -191,12 +338,13 @@ func (s *stepper) deletePicked(ctx context.Context, table, pick, del string, arg
 
 // deletePickedBy is deletePicked with the step's delete a function, given
 // the write transaction and the JSON array of the picked rowids.
-func (s *stepper) deletePickedBy(ctx context.Context, table, pick string, args []any, del func(tx *Tx, list string) (int, error), warm ...string) error {
+func (s *stepper) deletePickedBy(ctx context.Context, table, pick string, args []any, del func(ctx context.Context, tx *Tx, list string) (int, error), warm ...string) error {
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		limit := s.rows
+		picked := time.Now()
 		rows, err := s.db.read.QueryContext(ctx, pick, append(args[:len(args):len(args)], limit)...)
 		if err != nil {
 			return err
@@ -224,8 +372,13 @@ func (s *stepper) deletePickedBy(ctx context.Context, table, pick string, args [
 				return err
 			}
 		}
-		if _, err := s.run(ctx, table, func(tx *Tx, _ int) (int, error) { return del(tx, string(list)) }); err != nil {
+		s.warmed = time.Since(picked)
+		k, err := s.run(ctx, table, func(ctx context.Context, tx *Tx, _ int) (int, error) { return del(ctx, tx, string(list)) })
+		if err != nil {
 			return err
+		}
+		if k == 0 && s.interrupts > 0 {
+			continue // interrupted: pick again, fewer
 		}
 		if len(ids) < limit {
 			return nil
@@ -252,7 +405,9 @@ func (db *DB) PurgeJobs(ctx context.Context, completedBefore, failedBefore time.
 	}{{app.StatusCompleted, completedBefore}, {app.StatusFailed, failedBefore}} {
 		args := []any{p.status, ms(p.before)}
 		if err := s.deletePickedBy(ctx, "jobs", `SELECT rowid FROM jobs WHERE status = ? AND completed_at < ? LIMIT ?`, args,
-			func(tx *Tx, list string) (int, error) { return purgeJobStep(ctx, tx, list, args...) }, warmJobs...); err != nil {
+			func(ctx context.Context, tx *Tx, list string) (int, error) {
+				return purgeJobStep(ctx, tx, s.phases, list, args...)
+			}, warmJobs...); err != nil {
 			return s.done(start), err
 		}
 	}
@@ -272,6 +427,7 @@ func (db *DB) purgeBatches(ctx context.Context, s *stepper, before time.Time) er
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		from, fromRow := at, rowid
 		rows, err := db.read.QueryContext(ctx, `SELECT rowid, id, completed_at FROM batches WHERE status != 'processing' AND completed_at < ?
 			AND (completed_at, rowid) > (?, ?) ORDER BY completed_at, rowid LIMIT ?`, ms(before), at, rowid, s.rows)
 		if err != nil {
@@ -294,7 +450,7 @@ func (db *DB) purgeBatches(ctx context.Context, s *stepper, before time.Time) er
 			return nil
 		}
 		list, _ := json.Marshal(ids)
-		if _, err := s.run(ctx, "batches", func(tx *Tx, _ int) (int, error) {
+		k, err := s.run(ctx, "batches", func(ctx context.Context, tx *Tx, _ int) (int, error) {
 			res, err := tx.ExecContext(ctx, `DELETE FROM batches WHERE id IN (SELECT value FROM json_each(?)) AND status != 'processing'
 				AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.batch_id = batches.id AND jobs.batch_id != '')`, string(list))
 			if err != nil {
@@ -302,8 +458,12 @@ func (db *DB) purgeBatches(ctx context.Context, s *stepper, before time.Time) er
 			}
 			n, _ := res.RowsAffected()
 			return int(n), nil
-		}); err != nil {
+		})
+		if err != nil {
 			return err
+		}
+		if k == 0 && s.interrupts > 0 {
+			at, rowid = from, fromRow // interrupted: the same window again, smaller
 		}
 	}
 }
@@ -332,7 +492,9 @@ func (db *DB) DeleteWebhookHistory(ctx context.Context, before time.Time) (app.S
 // no other transaction sees it. One grouped UPDATE (and DELETE of emptied
 // hours) of job_list_hours, one UPDATE of the batches the rows were in,
 // instead of three statements a row.
-func purgeJobStep(ctx context.Context, tx *Tx, list string, args ...any) (int, error) {
+//
+// p, when not nil, is told the time of each part and what it touched.
+func purgeJobStep(ctx context.Context, tx *Tx, p *stepPhases, list string, args ...any) (int, error) {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO step_bookkeeping (on_step) VALUES (1)`); err != nil {
 		return 0, err
 	}
@@ -383,6 +545,8 @@ func purgeJobStep(ctx context.Context, tx *Tx, list string, args ...any) (int, e
 	if err := rows.Err(); err != nil {
 		return 0, err
 	}
+	p.mark("delete")
+	p.note("(hours %d, batches %d)", len(hourList), len(batchIDs))
 	if len(hourList) > 0 {
 		hl, _ := json.Marshal(hourList)
 		if _, err := tx.ExecContext(ctx, `UPDATE job_list_hours SET n = n - json_extract(h.value, '$.n') FROM json_each(?1) h
@@ -394,11 +558,13 @@ func purgeJobStep(ctx context.Context, tx *Tx, list string, args ...any) (int, e
 			return 0, err
 		}
 	}
+	p.mark("hours")
 	if len(batchIDs) > 0 {
 		if err := markBatchesDeleted(ctx, tx, batchIDs, batches); err != nil {
 			return 0, err
 		}
 	}
+	p.mark("batches")
 	if _, err := tx.ExecContext(ctx, `DELETE FROM step_bookkeeping`); err != nil {
 		return 0, err
 	}

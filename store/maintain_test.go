@@ -133,3 +133,77 @@ func TestRetentionStopsWithItsContext(t *testing.T) {
 		t.Fatalf("stopped after %d transactions (%v), want 3", st.Transactions, st.Deleted)
 	}
 }
+
+// TestSlowStepIsInterruptedAndDoneAgain: a step still running at its
+// deadline is rolled back, and smaller steps after it delete its rows; the
+// pass deletes exactly what it would have, with the list hours and the
+// batches' bookkeeping whole; after maxInterrupts interruptions in a row
+// a step runs without a deadline, so a pass always ends.
+func TestSlowStepIsInterruptedAndDoneAgain(t *testing.T) {
+	ctx := context.Background()
+	db, _ := mustGrow(t, 3000, 10)
+	now := time.Now().UTC()
+	completed, failed := now.Add(-app.CompletedJobRetention), now.Add(-app.FailedJobRetention)
+	var due, total int
+	db.read.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE (status = 'completed' AND completed_at < ?) OR (status = 'failed' AND completed_at < ?)`,
+		ms(completed), ms(failed)).Scan(&due)
+	db.read.QueryRowContext(ctx, `SELECT count(*) FROM jobs`).Scan(&total)
+	if due == 0 {
+		t.Fatal("nothing past retention in the grown data")
+	}
+
+	// The first maxInterrupts+2 steps outlast the deadline: maxInterrupts
+	// in a row are interrupted in the middle of a statement that would run
+	// for many seconds, the next runs without a deadline and ends, the one
+	// after it is interrupted again (before its first statement).
+	attempts, stopped := 0, 0
+	testHookStatements = func(tx *Tx) {
+		attempts++
+		switch {
+		case attempts <= maxInterrupts:
+			var n int
+			err := tx.QueryRowContext(ctx, `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000)
+				SELECT count(*) FROM c`).Scan(&n)
+			if err == nil {
+				t.Errorf("step %d: a billion rows counted, not interrupted", attempts)
+			} else {
+				stopped++
+			}
+		case attempts <= maxInterrupts+2:
+			time.Sleep(stepDeadline + 20*time.Millisecond)
+		}
+	}
+	defer func() { testHookStatements = nil }()
+	st, err := db.PurgeJobs(ctx, completed, failed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (A loaded machine may interrupt a few more steps of its own.)
+	if st.Interrupted < maxInterrupts+1 || stopped != maxInterrupts {
+		t.Errorf("%d steps interrupted (%d in a statement), want %d or more (%d in a row, then one after the step without a deadline)",
+			st.Interrupted, stopped, maxInterrupts+1, maxInterrupts)
+	}
+	if st.Longest < stepDeadline+20*time.Millisecond {
+		t.Errorf("the longest step took %v: the one without a deadline slept longer", st.Longest)
+	}
+	var left, stillDue int
+	db.read.QueryRowContext(ctx, `SELECT count(*) FROM jobs`).Scan(&left)
+	db.read.QueryRowContext(ctx, `SELECT count(*) FROM jobs WHERE (status = 'completed' AND completed_at < ?) OR (status = 'failed' AND completed_at < ?)`,
+		ms(completed), ms(failed)).Scan(&stillDue)
+	if st.Deleted["jobs"] != due || left != total-due || stillDue != 0 {
+		t.Fatalf("deleted %d of %d jobs due (%d left of %d, %d still due)", st.Deleted["jobs"], due, left, total, stillDue)
+	}
+	// The interrupted steps' bookkeeping went with them: the list hours
+	// count the jobs left, and every batch's version counts its jobs' changes.
+	for _, q := range []string{
+		`SELECT team_id, created_at / 3600000, COUNT(*) FROM jobs GROUP BY 1, 2 EXCEPT SELECT team_id, slot, n FROM job_list_hours`,
+		`SELECT team_id, slot, n FROM job_list_hours EXCEPT SELECT team_id, created_at / 3600000, COUNT(*) FROM jobs GROUP BY 1, 2`,
+		`SELECT id FROM batches b WHERE states IS NOT NULL AND length(states) - length(replace(states, '-', '')) !=
+			total - (SELECT count(*) FROM jobs WHERE batch_id = b.id AND batch_id != '')`,
+	} {
+		var bad int
+		if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM (`+q+`)`).Scan(&bad); err != nil || bad != 0 {
+			t.Fatalf("%d rows of %s (%v)", bad, q, err)
+		}
+	}
+}

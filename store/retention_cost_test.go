@@ -40,7 +40,9 @@ func TestRetentionCost(t *testing.T) {
 						`DELETE FROM jobs WHERE rowid IN (SELECT value FROM json_each(?)) AND +status = ? AND +completed_at < ?`, args, warmJobs...)
 				} else {
 					err = s.deletePickedBy(ctx, "jobs", `SELECT rowid FROM jobs WHERE status = ? AND completed_at < ? LIMIT ?`, args,
-						func(tx *Tx, list string) (int, error) { return purgeJobStep(ctx, tx, list, args...) }, warmJobs...)
+						func(ctx context.Context, tx *Tx, list string) (int, error) {
+							return purgeJobStep(ctx, tx, nil, list, args...)
+						}, warmJobs...)
 				}
 				if err != nil {
 					t.Fatal(err)

@@ -280,7 +280,7 @@ func (db *DB) backfill(ctx context.Context, b backfill, st *BackfillStats) error
 		}
 		d := ended.Sub(t0)
 		st.count(d)
-		observeStep("backfill", n, d, tEnd.Sub(t0))
+		observeStep(StepTime{Kind: "backfill", Rows: n, Held: d, Statements: tEnd.Sub(t0), Ended: ended})
 		switch {
 		case d < stepTarget/2 && n >= chunk:
 			chunk = min(chunk*2, stepMax)

@@ -37,7 +37,11 @@ type DB struct {
 	flushed chan struct{} // closed when it has ended
 	// checkpointed is closed when the checkpoint loop has ended (checkpoint.go).
 	checkpointed chan struct{}
-	once         sync.Once
+	// stepping is held by a maintenance step's transaction and by the
+	// loop's checkpoints, which therefore never run during a step
+	// (checkpoint.go).
+	stepping sync.Mutex
+	once     sync.Once
 
 	writes     chan *writeReq // to the writer goroutine
 	sendMu     sync.RWMutex   // held to send on writes; Close takes it to end sends
@@ -108,7 +112,7 @@ func open(ctx context.Context, path, upTo string) (*DB, error) {
 	// Checkpoints on a reader (checkpoint.go), and counts kept in memory
 	// (TouchAPIKey) that no write transaction took within touchFlush;
 	// a failed flush keeps them for the next try.
-	go db.every(checkpointEvery, db.checkpointed, func() { db.checkpoint(context.Background()) })
+	go db.every(checkpointEvery, db.checkpointed, db.loopCheckpoint)
 	go db.every(touchFlush, db.flushed, func() { _ = db.flushTouches(context.Background()) })
 	if err := db.migrate(ctx, upTo); err != nil {
 		db.Close()
@@ -479,6 +483,10 @@ func (db *DB) runCalls(group []*writeReq) {
 			return
 		}
 		if results[0] = call(group[0], tx); failed(0) {
+			// Roll back before answering: the caller's time with the
+			// writer (a maintenance step's, interrupted at its deadline)
+			// ends when the writer is free again.
+			_ = stx.Rollback()
 			finish(nil)
 			return
 		}

@@ -124,6 +124,19 @@ type Tx struct {
 	counts jobCounts
 	// quota is what the charges written keep of a month's usage (CheckQuota).
 	quota *quotaSeen
+	// stepCtx, set by a maintenance step alone in its transaction, is the
+	// context its statements stop with (stepDeadline); nil for others.
+	stepCtx context.Context
+}
+
+// bind is the context a statement of the transaction runs with: the
+// step's (interruptible) when it is a maintenance step's, else ctx without
+// its cancellation.
+func (tx *Tx) bind(ctx context.Context) context.Context {
+	if tx.stepCtx != nil {
+		return tx.stepCtx
+	}
+	return context.WithoutCancel(ctx)
 }
 
 func (tx *Tx) cached(query string) *sql.Stmt {
@@ -137,30 +150,31 @@ func (tx *Tx) cached(query string) *sql.Stmt {
 // QueryContext runs query within the transaction. The statements of a
 // transaction ignore cancellation: SQLite rolls back the whole transaction
 // when a write in it is interrupted, and a transaction carries the writes
-// of several callers (DB.tx).
+// of several callers (DB.tx). A maintenance step's, alone in its
+// transaction, stop at its deadline (bind).
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	trace(query, len(args))
-	ctx = context.WithoutCancel(ctx)
+	ctx = tx.bind(ctx)
 	if s := tx.cached(query); s != nil {
 		return tx.Tx.StmtContext(ctx, s).QueryContext(ctx, args...)
 	}
 	return tx.Tx.QueryContext(ctx, query, args...)
 }
 
-// QueryRowContext runs query within the transaction (never cancelled).
+// QueryRowContext runs query within the transaction (see QueryContext).
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	trace(query, len(args))
-	ctx = context.WithoutCancel(ctx)
+	ctx = tx.bind(ctx)
 	if s := tx.cached(query); s != nil {
 		return tx.Tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
 	}
 	return tx.Tx.QueryRowContext(ctx, query, args...)
 }
 
-// ExecContext runs query within the transaction (never cancelled).
+// ExecContext runs query within the transaction (see QueryContext).
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	trace(query, len(args))
-	ctx = context.WithoutCancel(ctx)
+	ctx = tx.bind(ctx)
 	if s := tx.cached(query); s != nil {
 		return tx.Tx.StmtContext(ctx, s).ExecContext(ctx, args...)
 	}

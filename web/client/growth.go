@@ -145,7 +145,32 @@ type GrowthResult struct {
 	// Steps are the durations of the maintenance steps and backfill chunks
 	// that ran while the server was up, by kind.
 	Steps []StepFigures `json:"steps,omitempty"`
+	// SlowSteps are the steps that held the writer over 50 ms, each with
+	// what explains it.
+	SlowSteps []SlowStep `json:"slowSteps,omitempty"`
 }
+
+// SlowStep is one maintenance step that held the writer over 50 ms: when
+// it ended, its rows, the writer's hold and its statements' time, the
+// writer thread's CPU time in the statements, the blocks it read from
+// storage, the times the kernel switched it out, the garbage collections
+// meanwhile, and its phases.
+type SlowStep struct {
+	Kind         string    `json:"kind"`
+	Ended        time.Time `json:"ended"`
+	Rows         int       `json:"rows"`
+	HeldMs       float64   `json:"heldMs"`
+	StatementsMs float64   `json:"statementsMs"`
+	CPUMs        float64   `json:"cpuMs"`
+	InBlocks     int64     `json:"inBlocks"`
+	Preempted    int64     `json:"preempted"`
+	GCs          uint64    `json:"gcs"`
+	Detail       string    `json:"detail,omitempty"`
+	Interrupted  bool      `json:"interrupted"`
+}
+
+// Ms is a duration in milliseconds to two decimals.
+func Ms(d time.Duration) float64 { return round(float64(d.Microseconds())/1000, 2) }
 
 // StepFigures describe the maintenance steps (or backfill chunks) of one
 // kind: how long each held SQLite's writer, from its first statement to
@@ -165,6 +190,9 @@ type StepFigures struct {
 	// Over50Statements counts the steps over 50 ms whose own statements
 	// took more than 50 ms too (the others were slow in their commit).
 	Over50Statements int `json:"over50msByStatements"`
+	// Interrupted counts the steps stopped at their deadline and rolled
+	// back (their rows deleted by smaller steps after them).
+	Interrupted int `json:"interrupted"`
 }
 
 // StepDurations computes a kind's figures from its steps' held and

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package store
+
+import "time"
+
+type threadUsage struct {
+	cpu       time.Duration
+	inBlocks  int64
+	preempted int64
+}
+
+// lockThreadUsage measures nothing outside Linux.
+func lockThreadUsage() func() threadUsage {
+	return func() threadUsage { return threadUsage{} }
+}
