@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -10,25 +9,13 @@ import (
 	"time"
 
 	"folio/app"
+	"folio/store/internal/scan"
 )
 
 // QueueTotals counts unfinished jobs and webhook deliveries of every team
 // (partial indexes keep this cheap whatever the job history).
 func (db *DB) QueueTotals(ctx context.Context, now time.Time) (*app.QueueTotals, error) {
-	var t app.QueueTotals
-	var oldest sql.NullInt64
-	err := db.read.QueryRowContext(ctx, `SELECT
-		(SELECT COUNT(*) FROM jobs WHERE status = 'pending'),
-		(SELECT COUNT(*) FROM jobs WHERE status = 'processing'),
-		(SELECT MIN(created_at) FROM jobs WHERE status = 'pending'),
-		(SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending')`).Scan(&t.Pending, &t.Processing, &oldest, &t.PendingDeliveries)
-	if err != nil {
-		return nil, err
-	}
-	if oldest.Valid {
-		t.OldestPendingAge = max(0, now.Sub(fromMS(oldest.Int64)))
-	}
-	return &t, nil
+	return scan.QueueTotals(db.read.QueryRowContext(ctx, scan.QueueTotalsQuery), now)
 }
 
 // CheckWritable proves that dir accepts new files: it creates, writes,

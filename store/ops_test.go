@@ -1,38 +1,11 @@
 package store
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"folio/app"
 )
-
-func TestQueueTotals(t *testing.T) {
-	db := mustDB(t)
-	ctx := context.Background()
-	u := mustUser(t, db, "q@example.com")
-	now := time.Now().UTC()
-	t0 := now.Add(-90 * time.Second)
-	var jobs []*app.Job
-	for i, st := range []string{app.StatusPending, app.StatusPending, app.StatusProcessing, app.StatusCompleted} {
-		jobs = append(jobs, &app.Job{ID: app.NewID("job"), TeamID: u.PersonalTeamID, TemplateID: "tpl", Status: st, Format: "pdf", Priority: 1,
-			CreatedAt: t0.Add(time.Duration(i) * time.Second)})
-	}
-	if err := db.CreateJobs(ctx, nil, jobs...); err != nil {
-		t.Fatal(err)
-	}
-	got, err := db.QueueTotals(ctx, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Pending != 2 || got.Processing != 1 || got.OldestPendingAge.Round(time.Second) != 90*time.Second {
-		t.Fatalf("totals = %+v", got)
-	}
-}
 
 func TestCheckWritable(t *testing.T) {
 	dir := t.TempDir()

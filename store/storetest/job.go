@@ -18,6 +18,7 @@ var jobCases = []Case{
 	{"UnfinishedJobIDs", unfinishedJobIDs},
 	{"ExportJobsOldestFirst", exportJobsOldestFirst},
 	{"QueueCounts", queueCounts},
+	{"QueueTotals", queueTotals},
 	{"JobFilesAndExpiry", jobFilesAndExpiry},
 	{"PurgeJobs", purgeJobs},
 }
@@ -329,6 +330,28 @@ func queueCounts(t *testing.T, s Store) {
 	st, err := s.QueueCounts(ctx, team, now)
 	if err != nil || st.Pending != 2 || st.Processing != 1 || st.CompletedLastHour != 1 || st.FailedLastHour != 1 || st.OldestPendingAgeSeconds != 7200 {
 		t.Fatalf("queue counts %+v, %v", st, err)
+	}
+}
+
+// queueTotals: /metrics' server-wide figures count pending and processing
+// jobs of every team and the age of the oldest pending one; with none
+// pending the age is zero.
+func queueTotals(t *testing.T, s Store) {
+	now := t0.Add(2 * time.Hour)
+	if got, err := s.QueueTotals(ctx, now); err != nil || *got != (app.QueueTotals{}) {
+		t.Fatalf("empty store: totals %+v, %v", got, err)
+	}
+	a := mustUser(t, s, "a@example.com").PersonalTeamID
+	b := mustUser(t, s, "b@example.com").PersonalTeamID
+	mustJobs(t, s, newJob(a, "job_p1", now.Add(-90*time.Second)), newJob(b, "job_p2", now.Add(-89*time.Second)), newJob(a, "job_r", t0),
+		newJob(b, "job_c", t0))
+	if _, ok, err := s.StartJob(ctx, "job_r", now); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	mustEnd(t, s, "job_c", app.StatusCompleted, now, 1)
+	got, err := s.QueueTotals(ctx, now)
+	if err != nil || got.Pending != 2 || got.Processing != 1 || got.OldestPendingAge != 90*time.Second || got.PendingDeliveries != 0 {
+		t.Fatalf("totals %+v, %v", got, err)
 	}
 }
 

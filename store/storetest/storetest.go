@@ -37,6 +37,9 @@ type Store interface {
 	app.UsageStore
 	app.AnalyticsStore
 	DashboardStats
+	// QueueTotals are /metrics' server-wide queue gauges (package main's
+	// backend reads them from either store).
+	QueueTotals(ctx context.Context, now time.Time) (*app.QueueTotals, error)
 }
 
 // DashboardStats are the parts of app.DashboardStore over jobs (its
