@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"image"
-	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +24,10 @@ func PageText(tb testing.TB, pdf []byte, n int) string {
 	return ExtractText(tb, pdf, "-layout", "-f", itoa(n), "-l", itoa(n))
 }
 
-// Rasterize renders page 1 at dpi with pdftoppm.
+// Rasterize renders page 1 at dpi with pdftoppm, in grey. It reads
+// pdftoppm's raw PGM rather than a PNG: at 254 dpi a page is 6 million
+// pixels, and inflating and unfiltering them in Go took most of a QR or
+// barcode test's 10 s under the race detector.
 func Rasterize(tb testing.TB, pdf []byte, dpi int) image.Image {
 	tb.Helper()
 	needTool(tb, "pdftoppm")
@@ -35,18 +37,34 @@ func Rasterize(tb testing.TB, pdf []byte, dpi int) image.Image {
 		tb.Fatal(err)
 	}
 	out := filepath.Join(dir, "page")
-	if b, err := exec.Command("pdftoppm", "-png", "-gray", "-r", itoa(dpi), "-f", "1", "-l", "1", "-singlefile", in, out).CombinedOutput(); err != nil {
+	if b, err := exec.Command("pdftoppm", "-gray", "-r", itoa(dpi), "-f", "1", "-l", "1", "-singlefile", in, out).CombinedOutput(); err != nil {
 		tb.Fatalf("pdftoppm: %v: %s", err, b)
 	}
-	raw, err := os.ReadFile(out + ".png")
+	raw, err := os.ReadFile(out + ".pgm")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	img, err := png.Decode(bytes.NewReader(raw))
+	img, err := decodePGM(raw)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return img
+}
+
+// decodePGM reads a binary PGM ("P5", 8-bit grey, as pdftoppm -gray
+// writes it) into an image.Gray over the same bytes.
+func decodePGM(raw []byte) (*image.Gray, error) {
+	r := bytes.NewReader(raw)
+	var magic string
+	var w, h, maxval int
+	if _, err := fmt.Fscan(r, &magic, &w, &h, &maxval); err != nil || magic != "P5" || maxval != 255 || w <= 0 || h <= 0 {
+		return nil, fmt.Errorf("not an 8-bit binary PGM (%q %d×%d, max %d): %v", magic, w, h, maxval, err)
+	}
+	pix := raw[len(raw)-r.Len()+1:] // one white-space byte ends the header
+	if len(pix) != w*h {
+		return nil, fmt.Errorf("PGM of %d×%d pixels holds %d bytes", w, h, len(pix))
+	}
+	return &image.Gray{Pix: pix, Stride: w, Rect: image.Rect(0, 0, w, h)}, nil
 }
 
 // dark reports whether the pixel at (x, y) millimetres is dark, at 10 px/mm.

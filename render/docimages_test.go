@@ -86,6 +86,12 @@ func TestDocImages(t *testing.T) {
 // (a tolerance for anti-aliasing that differs between poppler versions;
 // a moved row or page break changes far more).
 func TestDocImagesMatchGoldenCases(t *testing.T) {
+	if raceEnabled {
+		// One goroutine; the golden cases it draws are rendered under -race
+		// by TestGolden, and the rest is comparing pixels (29 s of the race
+		// step at load 10).
+		t.Skip("compares pictures in one goroutine; run without -race")
+	}
 	needTool(t, "pdftoppm")
 	doc := MustReadFile(t, filepath.Join("..", "docs", "templates.md"))
 	files, err := filepath.Glob(filepath.Join("..", "docs", "images", "*.png"))

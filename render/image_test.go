@@ -139,6 +139,12 @@ func allocated(f func()) uint64 {
 // Compile of the image bomb of issue 18 reads its header only: it used to
 // decode and convert it, about 300 MB per call, with no memory gate.
 func TestCompileReadsOnlyTheHeaderOfAnImageBomb(t *testing.T) {
+	if raceEnabled {
+		// One goroutine, and the bulk is encoding the 200-MB bomb in Go (86 s
+		// of the race step at load 10). TestLiteralImageConcurrentRenders
+		// covers the image cache under -race.
+		t.Skip("encodes a 5000×5000 16-bit PNG in one goroutine; run without -race")
+	}
 	def := imageSchema(dataURI("image/png", bombPNG()))
 	e := MustEngine(t)
 	var err error
@@ -215,6 +221,12 @@ func TestBrokenImageBodyFailsTheRender(t *testing.T) {
 // render's memory budget, and kept for the renders after it; until then a
 // render reserves what decoding it takes.
 func TestLiteralImageIsDecodedUnderTheRenderBudget(t *testing.T) {
+	if raceEnabled {
+		// One goroutine encoding, decoding and embedding a 3-megapixel image
+		// three times (38 s of the race step at load 10);
+		// TestLiteralImageConcurrentRenders decodes one from 8 goroutines.
+		t.Skip("renders a 3-megapixel image in one goroutine; run without -race")
+	}
 	// 3 megapixels, 8-bit RGBA: 12 MB decoded, 24 MB for fpdf to embed.
 	const decodeAndEmbed = 3_000_000 * (4 + 8)
 	tpl := MustCompile(t, imageSchema(pngDataURI(t, 2000, 1500)))
@@ -356,6 +368,11 @@ func TestLiteralImageConcurrentRenders(t *testing.T) {
 
 // An image bomb from a variable is refused before it is decoded too.
 func TestImageBombFromAVariable(t *testing.T) {
+	if raceEnabled {
+		// As TestCompileReadsOnlyTheHeaderOfAnImageBomb: one goroutine, the
+		// bulk is encoding the bomb.
+		t.Skip("encodes a 5000×5000 16-bit PNG in one goroutine; run without -race")
+	}
 	tpl := MustCompile(t, imageSchema("{{ logo }}"))
 	values, err := tpl.Values(map[string]any{"logo": dataURI("image/png", bombPNG())})
 	if err != nil {

@@ -56,6 +56,12 @@ func pngDataURI(tb testing.TB, w, h int) string {
 var imageDef = schemaDef(`{"sections":[{"id":"b","components":[{"type":"image","props":{"src":"{{ logo }}","width":100}}]}]}`)
 
 func TestMemoryBudgetRefusesImagesBeforeDecoding(t *testing.T) {
+	if raceEnabled {
+		// One goroutine rendering a 3-megapixel image (26 s of the race step
+		// at load 10); TestMemoryGateQueuesRenders and the concurrent renders
+		// cover the gate under -race.
+		t.Skip("renders a 3-megapixel image in one goroutine; run without -race")
+	}
 	tpl := MustCompile(t, imageDef)
 	values, _ := tpl.Values(map[string]any{"logo": pngDataURI(t, 2000, 1500)})
 	// 3 megapixels, 8-bit RGBA: 12 MB to decode, 24 MB for fpdf to embed.

@@ -116,9 +116,10 @@ func TestAnalyticsAcrossDaysAndHours(t *testing.T) {
 	u := mustUser(t, db, "d@example.com")
 	n, step := 5000, time.Minute // one a minute over the last 5,000 minutes
 	if raceEnabled {
-		// The same span, a job every 2 minutes (every window below still
-		// holds jobs of tpl_3, one in 25): -race slows SQLite tenfold.
-		n, step = 2500, 2*time.Minute
+		// The same span, a job every 200 s (every window below still
+		// holds jobs of tpl_3, one in 25, 83 minutes apart): -race slows
+		// SQLite tenfold, and the test starts no goroutine of its own.
+		n, step = 1500, 200*time.Second
 	}
 	seedJobsEvery(t, db, u.PersonalTeamID, n, step)
 	hoursOnly := func(from, to time.Time, tpl string) int {
