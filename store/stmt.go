@@ -140,7 +140,7 @@ func (tx *Tx) cached(query string) *sql.Stmt {
 // of several callers (DB.tx).
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	trace(query, len(args))
-	ctx = context.WithoutCancel(ctx)
+	ctx = uncancelled(ctx)
 	if s := tx.cached(query); s != nil {
 		return tx.Tx.StmtContext(ctx, s).QueryContext(ctx, args...)
 	}
@@ -150,7 +150,7 @@ func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql
 // QueryRowContext runs query within the transaction (never cancelled).
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	trace(query, len(args))
-	ctx = context.WithoutCancel(ctx)
+	ctx = uncancelled(ctx)
 	if s := tx.cached(query); s != nil {
 		return tx.Tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
 	}
@@ -160,11 +160,21 @@ func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *s
 // ExecContext runs query within the transaction (never cancelled).
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	trace(query, len(args))
-	ctx = context.WithoutCancel(ctx)
+	ctx = uncancelled(ctx)
 	if s := tx.cached(query); s != nil {
 		return tx.Tx.StmtContext(ctx, s).ExecContext(ctx, args...)
 	}
 	return tx.Tx.ExecContext(ctx, query, args...)
+}
+
+// uncancelled is ctx without its cancellation: ctx itself when it has
+// none (the writer's own statements, context.Background), which saves
+// an allocation per statement.
+func uncancelled(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // prepareMissed prepares, once the transaction has ended, the queries it
