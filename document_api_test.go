@@ -4,8 +4,11 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -279,4 +282,78 @@ func TestTenantIsolation(t *testing.T) {
 	teamA := s.must(200, "GET", "/api/api-keys", a.token, nil).get("data").([]any)[0].(map[string]any)["teamId"].(string)
 	s.wantError(s.do("GET", "/api/templates/"+tpl.str("id"), b.token, nil, "X-Team-Id", teamA), 404, "ERR_TEAM_001")
 	s.wantError(s.do("GET", "/api/v1/documents/jobs", b.token, nil, "X-Team-Id", teamA), 404, "ERR_TEAM_001")
+}
+
+// TestGenerateBodyShapes: a generate request is read the same whatever the
+// shape of its body — the usual one (read in one pass), names in another
+// case, duplicate members, members the one pass leaves to encoding/json,
+// a body of unknown length (chunked) — and bad bodies get the same errors.
+func TestGenerateBodyShapes(t *testing.T) {
+	s := startServer(t)
+	u := s.signup("Shapes")
+	key := s.createKey(u.token, nil)
+	tpl := s.createTemplate(u.token, "Invoice", invoiceTemplate)
+	id := tpl.str("id")
+	gen := "/api/v1/documents/generate"
+	check := func(r resp, customer, filename, orderID string) {
+		t.Helper()
+		if r.status != 200 || r.str("status") != "completed" {
+			t.Fatalf("generate: %d %s", r.status, r.raw)
+		}
+		job := s.must(200, "GET", "/api/v1/documents/jobs/"+r.str("jobId"), key, nil)
+		if job.str("metadata.orderId") != orderID {
+			t.Fatalf("metadata: %s", job.raw)
+		}
+		_, h, pdf := s.download(r.str("downloadUrl"))
+		if cd := h.Get("Content-Disposition"); !strings.Contains(cd, filename) {
+			t.Fatalf("Content-Disposition %q, want %s", cd, filename)
+		}
+		if text := pdfText(t, pdf); !strings.Contains(text, "Bill to: "+customer) || !strings.Contains(text, "Note: Thank you") {
+			t.Fatalf("PDF text lacks %q:\n%s", customer, text)
+		}
+	}
+	// The usual shape, white space and escapes included.
+	check(s.do("POST", gen, key, ` { "templateId" : "`+id+`" , "format":"pdf", "filename":"caf\u00e9 1",
+		"variables" : {"number":"1","customer":"Gr\u00fc\u00dfe \"A\""} , "metadata":{"orderId":"7"}, "locale":"de-DE" } `), `Grüße "A"`, "filename*=UTF-8''caf%C3%A9%201", "7")
+	// Names in another case, and a duplicate (the last one counts), as encoding/json reads them.
+	check(s.do("POST", gen, key, `{"TemplateID":"`+id+`","FORMAT":"pdf","Variables":{"number":"2","customer":"Case Ltd"}}`), "Case Ltd", "attachment", "")
+	check(s.do("POST", gen, key, `{"templateId":"`+id+`","format":"xlsx","format":"pdf","variables":{"number":"3","customer":"First"},"variables":{"number":"3","customer":"Last"}}`),
+		"Last", "attachment", "")
+	// A member the one pass does not read (a PDF option).
+	check(s.do("POST", gen, key, `{"templateId":"`+id+`","format":"pdf","documentMetadata":{"title":"T"},"variables":{"number":"4","customer":"Options"}}`),
+		"Options", "attachment", "")
+	// A body of unknown length.
+	req, err := http.NewRequest("POST", s.URL()+gen, io.MultiReader(strings.NewReader(`{"templateId":"`+id+`","format":"pdf",`),
+		strings.NewReader(`"variables":{"number":"5","customer":"Chunked"}}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		t.Fatalf("%d %s", res.StatusCode, raw)
+	}
+	check(resp{status: res.StatusCode, raw: raw, body: body}, "Chunked", "attachment", "")
+
+	// Bad bodies: the errors of before.
+	s.wantError(s.do("POST", gen, key, `{"templateId":"`+id+`","format":"pdf","variables":{"number":"6","customer":"c"}} x`), 400, "ERR_VALID_001")
+	s.wantError(s.do("POST", gen, key, `{"templateId":"`+id+`","format":"pdf","variables":{"number":"6","customer":"c",}}`), 400, "ERR_VALID_001")
+	r := s.do("POST", gen, key, `{"templateId":"`+id+`","format":1}`)
+	s.wantError(r, 400, "ERR_VALID_003")
+	if r.str("relatedInfo.field") != "format" {
+		t.Fatalf("wrong type: %s", r.raw)
+	}
+	s.wantError(s.do("POST", gen, key, `{"templateId":"`+id+`","format":"pdf","variables":{"number":"6","customer":"c"},"metadata":[1]}`), 400, "ERR_VALID_003")
+	s.wantError(s.do("POST", gen, key, `{"templateId":"`+id+`","format":"pdf","variables":null}`), 400, "ERR_VALID_002") // no variables: the required ones are missing
+	s.wantError(s.do("POST", gen, key, strings.Repeat(" ", 10<<20+1)), 400, "ERR_LIMIT_010")
+	if l := s.must(200, "GET", "/api/v1/documents/jobs", key, nil); l.str("meta.total") != "5" {
+		t.Fatalf("jobs after the refused requests: %s", l.raw)
+	}
 }

@@ -102,6 +102,9 @@ type GenerateInput struct {
 	Locale string `json:"locale"`
 	// PDFRequest holds pdfa, watermark, encrypt and documentMetadata.
 	render.PDFRequest
+	// vars and meta are Variables and Metadata decoded, when
+	// DecodeGenerateInput read the body (nil otherwise).
+	vars, meta map[string]any
 }
 
 var badFilename = regexp.MustCompile(`[^\p{L}\p{N} ._()\-]+`)
@@ -413,12 +416,17 @@ func (in GenerateInput) decodeBody() (map[string]any, error) {
 	if n := len(in.Variables); n > MaxVariablesSize {
 		return nil, (&Error{Code: ECodeVariablesTooLarge, Message: "variables exceed 1 MB"}).WithInfo("field", "variables", "maxBytes", MaxVariablesSize, "actualBytes", n)
 	}
-	vars, err := decodeObject("variables", in.Variables)
-	if err != nil {
-		return nil, err
+	vars := in.vars
+	if vars == nil {
+		var err error
+		if vars, err = decodeObject("variables", in.Variables); err != nil {
+			return nil, err
+		}
 	}
-	if _, err := decodeObject("metadata", in.Metadata); err != nil {
-		return nil, err
+	if in.meta == nil {
+		if _, err := decodeObject("metadata", in.Metadata); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkLocale("locale", in.Locale); err != nil {
 		return nil, err

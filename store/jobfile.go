@@ -19,6 +19,7 @@ func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r a
 	ended := scan.EndedJob(j, r)
 	var out app.FinishOutcome
 	err := db.tx(ctx, func(tx *Tx) error {
+		ctx := uncancelled(ctx) // once for the call's statements, not once each
 		out = app.FinishOutcome{}
 		var how, month string
 		if ended.Status == app.StatusCompleted && charge != nil {

@@ -136,7 +136,7 @@ func (tx *Tx) bind(ctx context.Context) context.Context {
 	if tx.stepCtx != nil {
 		return tx.stepCtx
 	}
-	return context.WithoutCancel(ctx)
+	return uncancelled(ctx)
 }
 
 func (tx *Tx) cached(query string) *sql.Stmt {
@@ -179,6 +179,16 @@ func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 		return tx.Tx.StmtContext(ctx, s).ExecContext(ctx, args...)
 	}
 	return tx.Tx.ExecContext(ctx, query, args...)
+}
+
+// uncancelled is ctx without its cancellation: ctx itself when it has
+// none (the writer's own statements, context.Background), which saves
+// an allocation per statement.
+func uncancelled(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // prepareMissed prepares, once the transaction has ended, the queries it

@@ -15,8 +15,8 @@ import (
 // handleGenerate serves POST /api/v1/documents/generate[?async=true][?dryRun=true].
 // A dry run answers the checks and predicted figures and records nothing.
 func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request) error {
-	var in app.GenerateInput
-	if err := decode(r, &in); err != nil {
+	in, err := decodeGenerate(r)
+	if err != nil {
 		return err
 	}
 	async, err := boolQuery(r, "async")

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -20,11 +21,22 @@ func decode(r *http.Request, v any) error { return decodeWith(r, v, MaxBody) }
 // decodeWith is decode with another body limit (asset uploads).
 func decodeWith(r *http.Request, v any, limit int64) error {
 	body := http.MaxBytesReader(nil, r.Body, limit)
+	return decodeFrom(body, v, limit)
+}
+
+// decodeFrom reads one JSON object from body into v, as decode.
+func decodeFrom(body io.Reader, v any, limit int64) error {
 	dec := json.NewDecoder(body)
 	err := dec.Decode(v)
 	if err == nil && dec.More() {
 		err = errors.New("trailing data after the JSON object")
 	}
+	return bodyError(err, limit)
+}
+
+// bodyError is the 400 (or 413) for a failure to read or decode a JSON
+// body; nil for nil.
+func bodyError(err error, limit int64) error {
 	var tooBig *http.MaxBytesError
 	var typeErr *json.UnmarshalTypeError
 	var synErr *json.SyntaxError
@@ -44,6 +56,46 @@ func decodeWith(r *http.Request, v any, limit int64) error {
 		return (&app.Error{Code: app.ECodeInvalidJSON, Message: "malformed JSON: " + synErr.Error()}).WithInfo("offset", synErr.Offset)
 	default:
 		return &app.Error{Code: app.ECodeInvalidJSON, Message: "malformed JSON: " + err.Error()}
+	}
+}
+
+// decodeGenerate reads the body of a generate request: in one pass when
+// it has the usual shape (app.DecodeGenerateInput), else as decode does,
+// with the same answers for every body.
+func decodeGenerate(r *http.Request) (app.GenerateInput, error) {
+	body, err := readBody(r, MaxBody)
+	if err != nil {
+		return app.GenerateInput{}, bodyError(err, MaxBody)
+	}
+	if in, ok := app.DecodeGenerateInput(body); ok {
+		return in, nil
+	}
+	var in app.GenerateInput
+	return in, decodeFrom(bytes.NewReader(body), &in, MaxBody)
+}
+
+// readBody reads the whole body, at most limit bytes (else an
+// *http.MaxBytesError), into a buffer of the announced length.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	body := http.MaxBytesReader(nil, r.Body, limit)
+	var buf []byte
+	if n := r.ContentLength; n > 0 && n <= limit {
+		buf = make([]byte, 0, n+1) // +1: the read that finds the end needs room
+	} else {
+		buf = make([]byte, 0, 512)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 }
 
