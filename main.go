@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/trace"
 	"slices"
 	"sort"
 	"strings"
@@ -1193,6 +1194,7 @@ func benchGrowth(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	sweep := fs.Bool("maintenance", false, "then run the janitor once while timing writes (deletes what retention says)")
 	logFile := fs.String("log", "", "write the server's log to this file")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	traceSlow := fs.String("trace-slow", "", "keep an execution trace of the last seconds in memory and write it to this directory after each step over 50 ms (at most 20)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -1218,13 +1220,23 @@ func benchGrowth(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var stepsMu sync.Mutex
 	steps := map[string]*stepTimes{}
 	var slow []client.SlowStep
+	saveTrace := func(int) string { return "" }
+	if *traceSlow != "" {
+		save, stop, err := flightRecorder(*traceSlow, stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		saveTrace = save
+	}
 	stopSteps := store.ObserveSteps(func(st store.StepTime) {
 		stepsMu.Lock()
 		defer stepsMu.Unlock()
 		if st.Held > 50*time.Millisecond {
 			s := client.SlowStep{Kind: st.Kind, Ended: st.Ended.UTC(), Rows: st.Rows, HeldMs: client.Ms(st.Held), StatementsMs: client.Ms(st.Statements),
 				CPUMs: client.Ms(st.CPU), InBlocks: st.InBlocks, Preempted: st.Preempted, GCs: st.GCs, Detail: st.Detail,
-				Interrupted: st.Interrupted}
+				Interrupted: st.Interrupted, Kernel: st.Kernel}
+			s.Trace = saveTrace(len(slow))
 			slow = append(slow, s)
 			fmt.Fprintf(stderr, "slow step: %+v\n", s)
 		}
@@ -1474,4 +1486,44 @@ func newImageFetcher(c *Config) (*app.ImageFetcher, error) {
 		f.Timeout = c.ImageURLTimeout
 	}
 	return f, nil
+}
+
+// flightRecorder keeps the last seconds of the process's execution trace
+// in memory (runtime/trace's flight recorder); save(n) writes them to
+// dir/slow-step-n.trace in the background and returns the file's name,
+// for the first 20 slow steps, one at a time (`go tool trace` reads it:
+// whether a slow step's goroutine ran, waited for a CPU or sat in a system
+// call, and what else ran meanwhile).
+func flightRecorder(dir string, stderr io.Writer) (save func(n int) string, stop func(), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: 3 * time.Second, MaxBytes: 64 << 20})
+	if err := fr.Start(); err != nil {
+		return nil, nil, err
+	}
+	var busy atomic.Bool
+	var wg sync.WaitGroup
+	save = func(n int) string {
+		if n >= 20 || !busy.CompareAndSwap(false, true) {
+			return ""
+		}
+		name := filepath.Join(dir, fmt.Sprintf("slow-step-%d.trace", n))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer busy.Store(false)
+			time.Sleep(100 * time.Millisecond) // the step's end and what follows it
+			f, err := os.Create(name)
+			if err == nil {
+				_, err = fr.WriteTo(f)
+				err = errors.Join(err, f.Close())
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "trace of a slow step: %v\n", err)
+			}
+		}()
+		return name
+	}
+	return save, func() { wg.Wait(); fr.Stop() }, nil
 }

@@ -117,6 +117,11 @@ type StepTime struct {
 	// Interrupted says the step was stopped at its deadline and rolled
 	// back (its rows are deleted by a smaller step after it).
 	Interrupted bool
+	// Kernel is what the writer's thread was doing, sampled every 2 ms
+	// once the step (its statements and commit) ran past 25 ms: "+30ms D
+	// pwrite64(fd 7) [frame<caller<...]" — its scheduler state (R, S, D),
+	// its system call or "user", and the top of its kernel stack.
+	Kernel []string
 }
 
 var stepObserver atomic.Pointer[func(StepTime)]
@@ -203,14 +208,20 @@ func (s *stepper) run(ctx context.Context, table string, fn func(ctx context.Con
 			defer stop.Stop()
 		}
 		tx.stepCtx = sctx
+		// No checkpoint of the writer's own in this step's commit (the
+		// writer restores it after: runCalls). See noStepCheckpoint.
+		if _, err := tx.ExecContext(uncancelled(ctx), noStepCheckpoint); err != nil {
+			return err
+		}
 		if testHookStatements != nil {
 			testHookStatements(tx)
 		}
 		if watch {
 			s.phases = &stepPhases{last: t0}
 			gcs = gcCycles()
+			// Measured up to the end of the commit or rollback (Tx.endStep).
 			stop := lockThreadUsage()
-			defer func() { usage = stop() }()
+			tx.stepEnd = func() { usage = stop() }
 		}
 		var err error
 		n, err = fn(sctx, tx, limit)
@@ -233,7 +244,8 @@ func (s *stepper) run(ctx context.Context, table string, fn func(ctx context.Con
 	s.stats.Count(table, n, d)
 	if watch {
 		st := StepTime{Kind: table, Rows: n, Held: d, Statements: t1.Sub(t0), Ended: ended,
-			CPU: usage.cpu, InBlocks: usage.inBlocks, Preempted: usage.preempted, GCs: gcCycles() - gcs, Interrupted: interrupted}
+			CPU: usage.cpu, InBlocks: usage.inBlocks, Preempted: usage.preempted, GCs: gcCycles() - gcs, Interrupted: interrupted,
+			Kernel: usage.samples()}
 		if s.phases != nil {
 			s.phases.note("picked+warmed %.1fms", float64(s.warmed.Microseconds())/1000)
 			st.Detail = strings.TrimSpace(string(s.phases.b))

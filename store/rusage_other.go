@@ -8,9 +8,12 @@ type threadUsage struct {
 	cpu       time.Duration
 	inBlocks  int64
 	preempted int64
+	kernel    func() []string
 }
 
 // lockThreadUsage measures nothing outside Linux.
 func lockThreadUsage() func() threadUsage {
 	return func() threadUsage { return threadUsage{} }
 }
+
+func (u threadUsage) samples() []string { return nil }

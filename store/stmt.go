@@ -127,6 +127,18 @@ type Tx struct {
 	// stepCtx, set by a maintenance step alone in its transaction, is the
 	// context its statements stop with (stepDeadline); nil for others.
 	stepCtx context.Context
+	// stepEnd, set by a measured maintenance step, is called once its
+	// transaction has committed or rolled back (endStep), so that what the
+	// step's thread did is measured up to the writer's release.
+	stepEnd func()
+}
+
+// endStep calls the step's stepEnd once, if any.
+func (tx *Tx) endStep() {
+	if f := tx.stepEnd; f != nil {
+		tx.stepEnd = nil
+		f()
+	}
 }
 
 // bind is the context a statement of the transaction runs with: the

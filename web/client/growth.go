@@ -167,6 +167,11 @@ type SlowStep struct {
 	GCs          uint64    `json:"gcs"`
 	Detail       string    `json:"detail,omitempty"`
 	Interrupted  bool      `json:"interrupted"`
+	// Kernel is what the writer's thread did past 25 ms (store.StepTime).
+	Kernel []string `json:"kernel,omitempty"`
+	// Trace names the execution trace of the seconds before the step's
+	// end (bench growth --trace-slow).
+	Trace string `json:"trace,omitempty"`
 }
 
 // Ms is a duration in milliseconds to two decimals.
