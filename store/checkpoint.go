@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -57,3 +58,19 @@ func (db *DB) loopCheckpoint() {
 	defer db.stepping.Unlock()
 	db.checkpoint(context.Background())
 }
+
+// A maintenance step's commit never runs the writer's checkpoint. At 10M
+// jobs, in the seventh session's pass, most steps over 50 ms were a step
+// whose commit took the WAL past writerCheckpointPages: SQLite then ran the
+// writer's checkpoint in that commit, copying the step's own thousand-odd
+// random pages into the database file and waiting for two fsyncs (31-52
+// ms of the step's 52-81) while the writer was held (execution traces and
+// kernel stacks in docs/performance.md, seventh session). A step turns the
+// writer's automatic checkpoint off for its transaction; the pass's
+// checkpoint after the step copies its pages on a reader connection, and
+// the next request whose commit finds the WAL past the mark checkpoints
+// what little is left and lets the WAL start over, as it would have
+// without the pass.
+const noStepCheckpoint = `PRAGMA wal_autocheckpoint=0`
+
+var restoreStepCheckpoint = `PRAGMA wal_autocheckpoint=` + strconv.Itoa(writerCheckpointPages)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"runtime"
 	"slices"
@@ -454,6 +455,7 @@ func (db *DB) runCalls(group []*writeReq) {
 		return
 	}
 	tx := &Tx{Tx: stx, pool: db.write, quota: &db.quota}
+	defer tx.endStep() // done before the answer on every usual path
 	defer tx.prepareMissed(ctx)
 	defer stx.Rollback()
 	failed := func(i int) bool { return results[i].err != nil || results[i].panic != nil }
@@ -487,11 +489,14 @@ func (db *DB) runCalls(group []*writeReq) {
 			// writer (a maintenance step's, interrupted at its deadline)
 			// ends when the writer is free again.
 			_ = stx.Rollback()
+			db.afterStep(tx)
 			finish(nil)
 			return
 		}
 		keep()
-		finish(commit())
+		err := commit()
+		db.afterStep(tx)
+		finish(err)
 		return
 	}
 	savepoint := func(q string) error {
@@ -621,4 +626,16 @@ func scanStrings(rows *sql.Rows) ([]string, error) {
 func (db *DB) TrimIdle() {
 	db.read.SetMaxIdleConns(0)
 	db.read.SetMaxIdleConns(readConns)
+}
+
+// afterStep ends a maintenance step's transaction: the writer's automatic
+// checkpoint back on (noStepCheckpoint), then the step's measurement.
+func (db *DB) afterStep(tx *Tx) {
+	if tx.stepCtx == nil {
+		return
+	}
+	if _, err := db.write.DB.ExecContext(context.Background(), restoreStepCheckpoint); err != nil {
+		slog.Default().Warn("writer checkpoint not restored after a maintenance step", "err", err)
+	}
+	tx.endStep()
 }
