@@ -460,7 +460,7 @@ func (s *DocumentService) render(ctx context.Context, j *Job, t *Template, ct *r
 	// The engine applies the timeout once the render's memory is reserved:
 	// a job waiting behind other renders does not time out for it.
 	timeout := s.renderTimeout(j.Format)
-	var buf bytes.Buffer
+	var buf docBuffer
 	opts := s.documentOptions(ctx, t, j.TeamID, j.CreatedAt, false)
 	opts.PDF = pdfOpts
 	if _, err := ct.Render(ctx, &buf, render.Format(j.Format), values, opts); err != nil {
@@ -473,7 +473,7 @@ func (s *DocumentService) render(ctx context.Context, j *Job, t *Template, ct *r
 		e := renderError(err, timeout)
 		return nil, s.failed(e.Code, e.Message, e.Info)
 	}
-	doc = buf.Bytes()
+	doc = buf.bytes()
 	// Signing is the last step, on the final bytes (an incremental
 	// update): whatever changed the document before stays signed.
 	if sig := signatureFor(ct, pdfOpts, j.Format); sig != nil {
@@ -487,6 +487,26 @@ func (s *DocumentService) render(ctx context.Context, j *Job, t *Template, ct *r
 		doc = signed
 	}
 	return doc, JobResult{}
+}
+
+// docBuffer collects a rendered document: a PDF's bytes are handed over by
+// the engine (render.Keeper), other formats are written.
+type docBuffer struct {
+	kept []byte
+	buf  bytes.Buffer
+}
+
+func (b *docBuffer) Write(p []byte) (int, error) { return b.buf.Write(p) }
+
+// Keep takes the engine's bytes of the whole document. Render calls it
+// once, after which nothing else is written.
+func (b *docBuffer) Keep(p []byte) { b.kept = p }
+
+func (b *docBuffer) bytes() []byte {
+	if b.kept != nil {
+		return b.kept
+	}
+	return b.buf.Bytes()
 }
 
 // keep stores a rendered document and returns the job's completed result:

@@ -191,7 +191,9 @@ func (t *Template) renderPDF(ctx context.Context, w io.Writer, values map[string
 		st.Bytes = int64(len(out))
 		st.Memory = p.mem.peak
 	}
-	if _, err := w.Write(out); err != nil {
+	if k, ok := w.(Keeper); ok {
+		k.Keep(out) // out is this render's own buffer: no copy
+	} else if _, err := w.Write(out); err != nil {
 		return Stats{}, err
 	}
 	// The last pass was laid out with the count of the one before.
@@ -206,6 +208,16 @@ func (p *pdfWriter) stats(bytes int64) Stats {
 		return Stats{}
 	}
 	return Stats{Pages: p.f.PageNo(), Images: len(p.images), Bytes: bytes, Memory: p.mem.peak}
+}
+
+// A Keeper is a writer that may keep the bytes it is given. Render hands a
+// PDF's bytes, a buffer of that render's own that it no longer uses, to
+// Keep instead of writing a copy of them: a caller that keeps the whole
+// document in memory (a job's worker) saves an allocation and a copy of
+// its size. Other formats, and writers that are not Keepers, get Write.
+type Keeper interface {
+	io.Writer
+	Keep(b []byte)
 }
 
 // limitedBuffer collects output and fails once it grows past max bytes,

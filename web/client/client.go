@@ -88,7 +88,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 		return err
 	}
 	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
+	raw, err := readAll(res)
 	if err != nil {
 		return err
 	}
@@ -103,6 +103,28 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 		return json.Unmarshal(raw, out)
 	}
 	return nil
+}
+
+// readAll reads an answer's body into a buffer of its announced length
+// (io.ReadAll starts at 512 bytes and grows: two or three allocations for
+// a job's answer).
+func readAll(res *http.Response) ([]byte, error) {
+	n := res.ContentLength
+	if n < 0 || n > 1<<20 {
+		return io.ReadAll(res.Body)
+	}
+	buf := make([]byte, n, n+1)
+	if _, err := io.ReadFull(res.Body, buf); err != nil {
+		return nil, err
+	}
+	// The end of the body: nothing may follow what was announced.
+	if m, err := res.Body.Read(buf[n : n+1]); m > 0 || err != nil && err != io.EOF {
+		if err == nil {
+			err = fmt.Errorf("client: body longer than its Content-Length %d", n)
+		}
+		return nil, err
+	}
+	return buf, nil
 }
 
 // Session is the answer of signup and login.

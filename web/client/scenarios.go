@@ -249,6 +249,9 @@ func generateOp(c *Client, templateID, format string, vars any) Op {
 		if j.Status != "completed" {
 			return 0, fmt.Errorf("job %s is %s: %s", j.JobID, j.Status, j.Error)
 		}
+		if j.JobID == "" || j.DownloadURL == "" {
+			return 0, fmt.Errorf("a completed job's answer without its id or link: %+v", j)
+		}
 		return 1, nil
 	}
 }
