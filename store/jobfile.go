@@ -147,9 +147,10 @@ func (db *DB) CheckQuota(ctx context.Context, c *app.Charge, n int64) error {
 // a charge rolled back leaves the kept figure above the real
 // one: it is never below the usage this process's writes made, so a
 // request it lets through is one the read would have let through too,
-// unless another process charged the same month meanwhile. Even then
-// nothing is lost: RecordJob's charge decides, and a render is wasted.
-// Only the quota is judged from it; a month it does not cover (credits
+// unless another process charged the same month meanwhile (none does:
+// every charge of a SQLite install goes through this writer). RecordJob's
+// charge (chargeOne) skips its read on the same rule; past the quota it
+// reads, and that read decides. Only the quota is judged from it; a month it does not cover (credits
 // may) and one without an entry (after a start, or a charge without a
 // read) are read.
 type quotaSeen struct {
