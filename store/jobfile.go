@@ -67,6 +67,18 @@ func chargeOne(ctx context.Context, tx *Tx, c *app.Charge) (string, error) {
 		tx.quota.forget(c.TeamID, c.Month) // not read: unknown
 		return "quota", err
 	}
+	if used, ok := tx.quota.get(c.TeamID, c.Month); ok && used+1 <= c.Quota {
+		// The quota pays, whatever the credits: the usage this process's
+		// charges wrote is never below the real one (quotaSeen), so the
+		// read would find room too (issue 24, writer pass). The insert
+		// still adds to the row as written, not to the kept figure.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO usage (team_id, month, documents, credits_used) VALUES (?, ?, 1, 0)
+			ON CONFLICT (team_id, month) DO UPDATE SET documents = documents + 1`, c.TeamID, c.Month); err != nil {
+			return "", err
+		}
+		tx.quota.set(c.TeamID, c.Month, used+1)
+		return "quota", nil
+	}
 	var used, credits int64
 	err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT documents FROM usage WHERE team_id = ?1 AND month = ?2), 0), credits
 		FROM teams WHERE id = ?1`, c.TeamID, c.Month).Scan(&used, &credits)
@@ -135,9 +147,10 @@ func (db *DB) CheckQuota(ctx context.Context, c *app.Charge, n int64) error {
 // a charge rolled back leaves the kept figure above the real
 // one: it is never below the usage this process's writes made, so a
 // request it lets through is one the read would have let through too,
-// unless another process charged the same month meanwhile. Even then
-// nothing is lost: RecordJob's charge decides, and a render is wasted.
-// Only the quota is judged from it; a month it does not cover (credits
+// unless another process charged the same month meanwhile (none does:
+// every charge of a SQLite install goes through this writer). RecordJob's
+// charge (chargeOne) skips its read on the same rule; past the quota it
+// reads, and that read decides. Only the quota is judged from it; a month it does not cover (credits
 // may) and one without an entry (after a start, or a charge without a
 // read) are read.
 type quotaSeen struct {

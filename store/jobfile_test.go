@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -202,13 +203,19 @@ func BenchmarkKeepDocument(b *testing.B) {
 // groups. allocs/op counts the store's side only.
 //
 //	go test ./store -run '^$' -bench RecordJob -benchmem -benchtime 3000x
-func BenchmarkRecordJob(b *testing.B) {
+func BenchmarkRecordJob(b *testing.B) { benchRecordJob(b, app.NoQuota) }
+
+// BenchmarkRecordJobQuota is BenchmarkRecordJob for a team whose plan has
+// a quota (with room left): the charge's path of a metered plan.
+func BenchmarkRecordJobQuota(b *testing.B) { benchRecordJob(b, 1<<40) }
+
+func benchRecordJob(b *testing.B, quota int64) {
 	ctx := context.Background()
 	db := mustDB(b)
 	team := mustUser(b, db, "rec@example.com").PersonalTeamID
 	doc := bytes.Repeat([]byte("0123456789abcdef"), 11<<10/16)
 	now := time.Now().UTC()
-	charge := &app.Charge{TeamID: team, Month: app.Month(now), Quota: app.NoQuota}
+	charge := &app.Charge{TeamID: team, Month: app.Month(now), Quota: quota}
 	builder := func(j *app.Job, _ *app.Batch, _ []*app.Job) ([]*app.Event, error) {
 		e, err := app.NewEvent(j.TeamID, app.EventDocumentGenerated, now, map[string]any{"jobId": j.ID, "status": j.Status})
 		return []*app.Event{e}, err
@@ -444,5 +451,63 @@ func TestCheckQuotaFromCharges(t *testing.T) {
 	record("job_4", app.StatusCompleted) // the credit
 	if err := check(1); !refused(err) || reads != 6 {
 		t.Fatalf("all spent: %v, %d reads; want the read's refusal", err, reads)
+	}
+}
+
+// TestChargeFromKeptUsage: a RecordJob whose month this process has
+// charged, with room left in the quota, charges it without reading the
+// usage; the charge that would pass the quota reads, and credits pay or
+// the job is refused exactly as before. The usage row counts every
+// document, and each job says what paid for it.
+func TestChargeFromKeptUsage(t *testing.T) {
+	ctx := context.Background()
+	db := mustDB(t)
+	team := mustUser(t, db, "kept@example.com").PersonalTeamID
+	now := time.Now().UTC()
+	charge := &app.Charge{TeamID: team, Month: app.Month(now), Quota: 2}
+	if err := db.AddTeamCredits(ctx, team, 1, now); err != nil {
+		t.Fatal(err)
+	}
+	record := func(id string) (reads int, err error) {
+		t.Helper()
+		var mu sync.Mutex
+		stop := TraceQueries(func(q string, _ int) {
+			if strings.Contains(q, "FROM teams") {
+				mu.Lock()
+				reads++
+				mu.Unlock()
+			}
+		})
+		defer stop()
+		j := &app.Job{ID: id, TeamID: team, TemplateID: "tpl_1", Status: app.StatusPending, Format: "pdf", Priority: 1, CreatedAt: now}
+		_, err = db.RecordJob(ctx, charge, j, app.JobResult{Status: app.StatusCompleted, CompletedAt: now}, nil)
+		return reads, err
+	}
+	for i, want := range []struct {
+		reads   int
+		refused bool
+	}{{1, false}, {0, false}, {1, false}, {1, true}} {
+		reads, err := record(fmt.Sprintf("job_k%d", i))
+		if reads != want.reads || (err != nil) != want.refused {
+			t.Fatalf("charge %d: %d reads, %v; want %d reads, refused %v", i, reads, err, want.reads, want.refused)
+		}
+		if want.refused && app.ErrorCode(err) != app.ECodeQuotaExceeded && app.ErrorCode(err) != app.ECodeNoCredits {
+			t.Fatalf("charge %d: %v, want the quota's refusal", i, err)
+		}
+	}
+	if u, err := db.FindUsage(ctx, team, charge.Month); err != nil || u.Documents != 2 || u.CreditsUsed != 1 {
+		t.Fatalf("usage %+v, %v; want 2 documents from the quota, 1 credit", u, err)
+	}
+	var how []string
+	rows, err := db.read.QueryContext(ctx, `SELECT charged FROM jobs WHERE team_id = ? ORDER BY id`, team)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if how, err = scanStrings(rows); err != nil || strings.Join(how, ",") != "quota,quota,credits" {
+		t.Fatalf("charged %v, %v; want quota,quota,credits", how, err)
+	}
+	var credits int64
+	if err := db.read.QueryRowContext(ctx, `SELECT credits FROM teams WHERE id = ?`, team).Scan(&credits); err != nil || credits != 0 {
+		t.Fatalf("credits left %d, %v; want 0", credits, err)
 	}
 }
