@@ -240,8 +240,8 @@ func TestStepCommitDoesNotCheckpoint(t *testing.T) {
 		t.Fatalf("%d steps seen", len(during))
 	}
 	for i, n := range during {
-		if n != 0 {
-			t.Errorf("step %d ran with wal_autocheckpoint %d, want 0", i, n)
+		if n < 1<<30 {
+			t.Errorf("step %d ran with wal_autocheckpoint %d, want out of reach", i, n)
 		}
 	}
 	var after int
