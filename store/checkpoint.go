@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"strconv"
 	"time"
 )
 
@@ -58,22 +57,3 @@ func (db *DB) loopCheckpoint() {
 	defer db.stepping.Unlock()
 	db.checkpoint(context.Background())
 }
-
-// A maintenance step's commit never runs the writer's checkpoint. At 10M
-// jobs, in the seventh session's pass, most steps over 50 ms were a step
-// whose commit took the WAL past writerCheckpointPages: SQLite then ran the
-// writer's checkpoint in that commit, copying the step's own thousand-odd
-// random pages into the database file and waiting for two fsyncs (31-52
-// ms of the step's 52-81) while the writer was held (execution traces and
-// kernel stacks in docs/performance.md, seventh session). A step raises the
-// writer's automatic checkpoint mark out of reach for its transaction (not
-// to 0: that removes SQLite's WAL hook, the commit's frame count is left
-// unconsumed, and the statement that restores the mark then checkpoints at
-// once, as a first try did at 10M), then the writer restores it; the pass's
-// checkpoint after the step copies its pages on a reader connection, and
-// the next request whose commit finds the WAL past the mark checkpoints
-// what little is left and lets the WAL start over, as it would have
-// without the pass.
-const noStepCheckpoint = `PRAGMA wal_autocheckpoint=2147483647`
-
-var restoreStepCheckpoint = `PRAGMA wal_autocheckpoint=` + strconv.Itoa(writerCheckpointPages)

@@ -208,11 +208,6 @@ func (s *stepper) run(ctx context.Context, table string, fn func(ctx context.Con
 			defer stop.Stop()
 		}
 		tx.stepCtx = sctx
-		// No checkpoint of the writer's own in this step's commit (the
-		// writer restores it after: runCalls). See noStepCheckpoint.
-		if _, err := tx.ExecContext(uncancelled(ctx), noStepCheckpoint); err != nil {
-			return err
-		}
 		if testHookStatements != nil {
 			testHookStatements(tx)
 		}

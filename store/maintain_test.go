@@ -213,39 +213,3 @@ func TestSlowStepIsInterruptedAndDoneAgain(t *testing.T) {
 		}
 	}
 }
-
-// TestStepCommitDoesNotCheckpoint: a maintenance step's transaction runs
-// with the writer's automatic checkpoint off (its commit never copies the
-// WAL into the database file while it holds the writer), and the writer
-// has it back once the step ends, committed or interrupted.
-func TestStepCommitDoesNotCheckpoint(t *testing.T) {
-	db, _ := mustGrow(t, 500, 2)
-	defer func(rows int) { testStepRows = rows }(testStepRows)
-	testStepRows = 100
-	var during []int
-	testHookStatements = func(tx *Tx) {
-		var n int
-		if err := tx.QueryRowContext(context.Background(), `PRAGMA wal_autocheckpoint`).Scan(&n); err != nil {
-			t.Error(err)
-		}
-		during = append(during, n)
-	}
-	defer func() { testHookStatements = nil }()
-	now := time.Now().UTC()
-	st, err := db.PurgeJobs(context.Background(), now, now)
-	if err != nil || st.Deleted["jobs"] == 0 {
-		t.Fatalf("PurgeJobs: %+v, %v", st, err)
-	}
-	if len(during) < 2 {
-		t.Fatalf("%d steps seen", len(during))
-	}
-	for i, n := range during {
-		if n < 1<<30 {
-			t.Errorf("step %d ran with wal_autocheckpoint %d, want out of reach", i, n)
-		}
-	}
-	var after int
-	if err := db.write.DB.QueryRowContext(context.Background(), `PRAGMA wal_autocheckpoint`).Scan(&after); err != nil || after != writerCheckpointPages {
-		t.Fatalf("after the pass the writer's wal_autocheckpoint = %d (%v), want %d", after, err, writerCheckpointPages)
-	}
-}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"net/url"
 	"runtime"
 	"slices"
@@ -489,13 +488,13 @@ func (db *DB) runCalls(group []*writeReq) {
 			// writer (a maintenance step's, interrupted at its deadline)
 			// ends when the writer is free again.
 			_ = stx.Rollback()
-			db.afterStep(tx)
+			tx.endStep()
 			finish(nil)
 			return
 		}
 		keep()
 		err := commit()
-		db.afterStep(tx)
+		tx.endStep()
 		finish(err)
 		return
 	}
@@ -626,16 +625,4 @@ func scanStrings(rows *sql.Rows) ([]string, error) {
 func (db *DB) TrimIdle() {
 	db.read.SetMaxIdleConns(0)
 	db.read.SetMaxIdleConns(readConns)
-}
-
-// afterStep ends a maintenance step's transaction: the writer's automatic
-// checkpoint back on (noStepCheckpoint), then the step's measurement.
-func (db *DB) afterStep(tx *Tx) {
-	if tx.stepCtx == nil {
-		return
-	}
-	if _, err := db.write.DB.ExecContext(context.Background(), restoreStepCheckpoint); err != nil {
-		slog.Default().Warn("writer checkpoint not restored after a maintenance step", "err", err)
-	}
-	tx.endStep()
 }
