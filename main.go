@@ -1216,6 +1216,8 @@ func benchGrowth(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		held, stmts []time.Duration
 		rows        int
 		interrupted int
+		walMax      int
+		short, busy int
 	}
 	var stepsMu sync.Mutex
 	steps := map[string]*stepTimes{}
@@ -1235,7 +1237,7 @@ func benchGrowth(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if st.Held > 50*time.Millisecond {
 			s := client.SlowStep{Kind: st.Kind, Ended: st.Ended.UTC(), Rows: st.Rows, HeldMs: client.Ms(st.Held), StatementsMs: client.Ms(st.Statements),
 				CPUMs: client.Ms(st.CPU), InBlocks: st.InBlocks, Preempted: st.Preempted, GCs: st.GCs, Detail: st.Detail,
-				Interrupted: st.Interrupted, Kernel: st.Kernel}
+				Interrupted: st.Interrupted, Kernel: st.Kernel, WALFrames: st.WAL.Frames, WALBackfilled: st.WAL.Backfilled}
 			s.Trace = saveTrace(len(slow))
 			slow = append(slow, s)
 			fmt.Fprintf(stderr, "slow step: %+v\n", s)
@@ -1248,6 +1250,15 @@ func benchGrowth(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		k.held, k.stmts, k.rows = append(k.held, st.Held), append(k.stmts, st.Statements), k.rows+st.Rows
 		if st.Interrupted {
 			k.interrupted++
+		}
+		if w := st.After; w.Frames > 0 || w.Busy {
+			k.walMax = max(k.walMax, w.Frames)
+			if w.Backfilled < w.Frames {
+				k.short++
+			}
+			if w.Busy {
+				k.busy++
+			}
 		}
 	})
 	defer stopSteps()
@@ -1296,6 +1307,7 @@ func benchGrowth(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	for _, k := range kinds {
 		f := client.StepDurations(k, steps[k].held, steps[k].stmts, steps[k].rows)
 		f.Interrupted = steps[k].interrupted
+		f.WALMaxFrames, f.CheckpointsShort, f.CheckpointsBusy = steps[k].walMax, steps[k].short, steps[k].busy
 		res.Steps = append(res.Steps, f)
 	}
 	res.SlowSteps = slow

@@ -81,6 +81,8 @@ type SweepStats struct {
 	Longest      time.Duration  // the longest of them, from its first statement to its commit
 	Slow         int            // those longer than SlowStep
 	Interrupted  int            // steps stopped at their deadline, rolled back and done again smaller
+	Restarts     int            // checkpoints after which the next write started the WAL over
+	Forced       int            // of them, those run in the writer's turn (a WAL past half the writer's mark)
 	Duration     time.Duration  // the whole pass
 }
 
@@ -95,6 +97,11 @@ func (s *SweepStats) Count(table string, n int, d time.Duration) {
 		s.Deleted = map[string]int{}
 	}
 	s.Deleted[table] += n
+	s.Hold(d)
+}
+
+// Hold records a transaction or other hold of the writer that took d.
+func (s *SweepStats) Hold(d time.Duration) {
 	s.Transactions++
 	s.Longest = max(s.Longest, d)
 	if d > SlowStep {
@@ -127,7 +134,7 @@ func (s SweepStats) Log(logger *slog.Logger, msg string, err error) {
 		args = append(args, t, s.Deleted[t])
 	}
 	args = append(args, "transactions", s.Transactions, "longest_ms", float64(s.Longest.Microseconds())/1000,
-		"over_50ms", s.Slow, "interrupted", s.Interrupted, "duration_ms", s.Duration.Milliseconds())
+		"over_50ms", s.Slow, "interrupted", s.Interrupted, "wal_restarts", s.Restarts, "wal_restarts_forced", s.Forced, "duration_ms", s.Duration.Milliseconds())
 	if err != nil {
 		args = append(args, "err", err)
 	}

@@ -65,6 +65,8 @@ type stepper struct {
 	warmed time.Duration
 	// interrupts counts the steps interrupted in a row (stepDeadline).
 	interrupts int
+	// wal is what the last checkpoint after a step found.
+	wal WALState
 }
 
 // stepPhases notes how long each part of a step's statements took, for
@@ -122,6 +124,9 @@ type StepTime struct {
 	// pwrite64(fd 7) [frame<caller<...]" — its scheduler state (R, S, D),
 	// its system call or "user", and the top of its kernel stack.
 	Kernel []string
+	// WAL is what the checkpoint before the step found, and After what
+	// the one after it found.
+	WAL, After WALState
 }
 
 var stepObserver atomic.Pointer[func(StepTime)]
@@ -177,6 +182,23 @@ const stepDeadline = 20 * time.Millisecond
 // maxInterrupts is how many times in a row a step may be interrupted; the
 // next attempt runs without a deadline, so a pass always progresses.
 const maxInterrupts = 5
+
+// restartWAL makes the WAL start over after a step that left it long
+// and wholly copied when settle could not (DB.restartWAL). Its hold of
+// the writer counts as one of the pass's transactions.
+func (s *stepper) restartWAL(ctx context.Context) {
+	before := s.wal
+	w, held, err := s.db.restartWAL(ctx)
+	if err != nil {
+		return // the next step's checkpoint tries again
+	}
+	s.stats.Hold(held)
+	s.stats.Restarts++
+	s.stats.Forced++
+	if observing() {
+		observeStep(StepTime{Kind: "wal restart", Held: held, Statements: held, Ended: time.Now(), WAL: before, After: w})
+	}
+}
 
 // run runs fn, which deletes at most limit rows of table and returns how
 // many, in one write transaction, and adapts the next step's size to how
@@ -237,22 +259,32 @@ func (s *stepper) run(ctx context.Context, table string, fn func(ctx context.Con
 		s.interrupts = 0
 	}
 	s.stats.Count(table, n, d)
+	// Copy the step's pages into the database file before the next step,
+	// on a reader connection: the writer serves requests meanwhile, and the
+	// next write starts the WAL over (checkpoint.go). Back to back, steps
+	// grew the WAL by gigabytes at 10M jobs.
+	before := s.wal
+	restart := false
+	if !interrupted {
+		var settled bool
+		s.wal, settled = s.db.settle(ctx)
+		if settled && s.wal.Frames > 0 {
+			s.stats.Restarts++
+		}
+		restart = !settled && s.wal.Frames >= writerCheckpointPages/2 && s.wal.Backfilled == s.wal.Frames && s.wal.Err == ""
+	}
 	if watch {
 		st := StepTime{Kind: table, Rows: n, Held: d, Statements: t1.Sub(t0), Ended: ended,
 			CPU: usage.cpu, InBlocks: usage.inBlocks, Preempted: usage.preempted, GCs: gcCycles() - gcs, Interrupted: interrupted,
-			Kernel: usage.samples()}
+			Kernel: usage.samples(), WAL: before, After: s.wal}
 		if s.phases != nil {
 			s.phases.note("picked+warmed %.1fms", float64(s.warmed.Microseconds())/1000)
 			st.Detail = strings.TrimSpace(string(s.phases.b))
 		}
 		observeStep(st)
 	}
-	// Copy the step's pages into the database file before the next step,
-	// on a reader connection: the writer serves requests meanwhile, and the
-	// next write starts the WAL over (checkpoint.go). Back to back, steps
-	// grew the WAL by gigabytes at 10M jobs.
-	if !interrupted {
-		s.db.checkpoint(ctx)
+	if restart {
+		s.restartWAL(ctx)
 	}
 	if testHookStep != nil {
 		testHookStep(s.stats.Transactions, d)

@@ -54,6 +54,10 @@ type DB struct {
 	readyJobs, readyDeliveries, readyList, readyTemplates atomic.Bool
 
 	quota quotaSeen // the usage charges wrote, for CheckQuota
+
+	// commits counts the writer's commits (attempted), so a checkpoint
+	// can tell whether one came while it ran (checkpoint.go).
+	commits atomic.Uint64
 }
 
 // readConns is the size of the reader pool.
@@ -321,7 +325,10 @@ type writeReq struct {
 	done  chan writeResult // buffered: the writer never waits for the caller
 	state atomic.Int32     // reqQueued, then reqStarted (writer) or reqAbandoned (caller)
 	alone bool             // runs in a transaction of its own (txAlone)
-	ended time.Time        // when the writer ended fn's transaction; read after done
+	// raw, when set, runs instead of fn in the writer's turn, outside any
+	// transaction (alone is set too).
+	raw   func() error
+	ended time.Time // when the writer ended fn's transaction; read after done
 }
 
 // States of a writeReq: whichever of the writer and the caller moves it
@@ -397,6 +404,15 @@ var testHookGroup func([]*writeReq)
 // The key usage counts kept in memory ride along as one more call: when
 // they cannot be written they are undone alone and kept for the next group.
 func (db *DB) runGroup(group []*writeReq) {
+	if r := group[0]; r.raw != nil {
+		res := writeResult{err: skipped(r)}
+		if r.start() {
+			res = writeResult{err: r.raw()}
+		}
+		r.ended = time.Now()
+		r.done <- res
+		return
+	}
 	if group[0].alone {
 		db.runCalls(group)
 		return
@@ -475,6 +491,7 @@ func (db *DB) runCalls(group []*writeReq) {
 				return err
 			}
 		}
+		defer db.commits.Add(1)
 		return stx.Commit()
 	}
 	if len(group) == 1 {

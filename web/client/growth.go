@@ -167,6 +167,11 @@ type SlowStep struct {
 	GCs          uint64    `json:"gcs"`
 	Detail       string    `json:"detail,omitempty"`
 	Interrupted  bool      `json:"interrupted"`
+	// WALFrames and WALBackfilled are the WAL's frames and those copied
+	// into the database when the step began (the checkpoint after the
+	// step before it).
+	WALFrames     int `json:"walFrames"`
+	WALBackfilled int `json:"walBackfilled"`
 	// Kernel is what the writer's thread did past 25 ms (store.StepTime).
 	Kernel []string `json:"kernel,omitempty"`
 	// Trace names the execution trace of the seconds before the step's
@@ -198,6 +203,13 @@ type StepFigures struct {
 	// Interrupted counts the steps stopped at their deadline and rolled
 	// back (their rows deleted by smaller steps after them).
 	Interrupted int `json:"interrupted"`
+	// WALMaxFrames is the longest WAL a checkpoint after a step found;
+	// CheckpointsShort counts those that could not copy all of it (a
+	// reader still needed frames, or the checkpoint met another), and
+	// CheckpointsBusy those that met another checkpoint.
+	WALMaxFrames     int `json:"walMaxFrames"`
+	CheckpointsShort int `json:"checkpointsShort"`
+	CheckpointsBusy  int `json:"checkpointsBusy"`
 }
 
 // StepDurations computes a kind's figures from its steps' held and
