@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"folio/store/internal/scan"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -54,6 +56,8 @@ type DB struct {
 	readyJobs, readyDeliveries, readyList, readyTemplates atomic.Bool
 
 	quota quotaSeen // the usage charges wrote, for CheckQuota
+
+	wc writerConn // the writer goroutine's statements (wconn.go)
 }
 
 // readConns is the size of the reader pool.
@@ -355,6 +359,7 @@ type writeResult struct {
 // next, in a transaction of its own.
 func (db *DB) writer() {
 	defer close(db.writerDone)
+	defer db.closeWriterStmts()
 	var next *writeReq // received while a group was gathered, to run alone
 	for {
 		r := next
@@ -387,6 +392,22 @@ func (db *DB) writer() {
 		}
 		db.runGroup(group)
 	}
+}
+
+// closeWriterStmts closes the writer's statements on its connection
+// before the pool closes it.
+func (db *DB) closeWriterStmts() {
+	conn, err := db.write.DB.Conn(context.Background())
+	if err != nil {
+		return // the pool is closed, and its connection with it
+	}
+	defer conn.Close()
+	_ = conn.Raw(func(ci any) error {
+		if c, ok := ci.(driver.Conn); ok && c == db.wc.ci {
+			db.wc.close()
+		}
+		return nil
+	})
 }
 
 // testHookGroup, when set, sees each group before it runs.
@@ -447,16 +468,61 @@ func (db *DB) runCalls(group []*writeReq) {
 		// 58.5 to 59.6 % on tmpfs (docs/performance.md, fifth session).
 		runtime.Gosched()
 	}
+	// The connection is the writer pool's one, taken for the group and
+	// given back before the callers are answered (as the sql.Tx gave it
+	// back at its end), so the pool's other users get their turn between
+	// groups.
 	ctx := context.Background()
-	stx, err := db.write.BeginTx(ctx, nil)
+	conn, err := db.write.DB.Conn(ctx)
 	if err != nil {
 		finish(err)
 		return
 	}
-	tx := &Tx{Tx: stx, pool: db.write, quota: &db.quota}
-	defer tx.endStep() // done before the answer on every usual path
-	defer tx.prepareMissed(ctx)
-	defer stx.Rollback()
+	var commitErr error
+	rawErr := conn.Raw(func(ci any) error {
+		if err := db.wc.use(ci); err != nil {
+			return err
+		}
+		commitErr = db.runTx(group, results)
+		return nil
+	})
+	conn.Close()
+	if rawErr != nil {
+		commitErr = rawErr
+	}
+	finish(commitErr)
+}
+
+// runTx runs the group's calls in one transaction on the writer's driver
+// connection, setting each call's result, and returns the error every
+// call kept gets: the commit's, or the failure that ended the
+// transaction.
+func (db *DB) runTx(group []*writeReq, results []writeResult) error {
+	ctx := context.Background()
+	wc := &db.wc
+	if err := wc.control(sqlBegin); err != nil {
+		return err
+	}
+	tx := &Tx{wc: wc, quota: &db.quota}
+	ended := false
+	end := func(query string) error {
+		tx.closeRows()
+		ended = true
+		err := wc.control(query)
+		if err != nil && query == sqlCommit {
+			// A failed COMMIT can leave the transaction open (SQLITE_BUSY);
+			// roll it back, as modernc's Tx.Commit does.
+			_ = wc.control(sqlRollback)
+		}
+		tx.endStep()
+		return err
+	}
+	defer func() {
+		if !ended {
+			_ = end(sqlRollback)
+		}
+		tx.endStep() // done before the answer on every usual path
+	}()
 	failed := func(i int) bool { return results[i].err != nil || results[i].panic != nil }
 	// commit writes the counts of the calls kept (countJob), once for the
 	// group, and commits; a failure there fails every call kept.
@@ -475,39 +541,26 @@ func (db *DB) runCalls(group []*writeReq) {
 				return err
 			}
 		}
-		return stx.Commit()
+		return end(sqlCommit)
 	}
 	if len(group) == 1 {
 		if !group[0].start() {
 			results[0].err = skipped(group[0])
-			finish(nil)
-			return
+			return nil
 		}
 		if results[0] = call(group[0], tx); failed(0) {
 			// Roll back before answering: the caller's time with the
 			// writer (a maintenance step's, interrupted at its deadline)
 			// ends when the writer is free again.
-			_ = stx.Rollback()
-			tx.endStep()
-			finish(nil)
-			return
+			_ = end(sqlRollback)
+			return nil
 		}
 		keep()
-		err := commit()
-		tx.endStep()
-		finish(err)
-		return
+		return commit()
 	}
 	savepoint := func(q string) error {
-		// Prepared once, like the writer's other statements (not
-		// traced: they are the group's, not a caller's).
-		var err error
-		if s := tx.cached(q); s != nil {
-			_, err = stx.StmtContext(ctx, s).ExecContext(ctx)
-		} else {
-			_, err = stx.ExecContext(ctx, q)
-		}
-		if err != nil {
+		tx.closeRows()
+		if _, err := wc.exec(ctx, q, nil); err != nil {
 			return fmt.Errorf("%w: %w", errTxGone, err)
 		}
 		return nil
@@ -517,24 +570,21 @@ func (db *DB) runCalls(group []*writeReq) {
 			results[i].err = skipped(r)
 			continue
 		}
-		if err := savepoint(`SAVEPOINT call`); err != nil {
-			finish(err)
-			return
+		if err := savepoint(sqlSavepoint); err != nil {
+			return err
 		}
 		if results[i] = call(r, tx); failed(i) {
 			tx.counts = nil // its jobs are rolled back
-			if err := savepoint(`ROLLBACK TO call`); err != nil {
-				finish(err)
-				return
+			if err := savepoint(sqlRollbackTo); err != nil {
+				return err
 			}
 		}
-		if err := savepoint(`RELEASE call`); err != nil {
-			finish(err)
-			return
+		if err := savepoint(sqlRelease); err != nil {
+			return err
 		}
 		keep()
 	}
-	finish(commit())
+	return commit()
 }
 
 // skipped is the outcome of a call passed over: its context's error.
@@ -594,17 +644,48 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// querier is a pool or a *Tx.
+// querier is a pool or a *Tx: the helpers that read inside a write
+// transaction or outside one.
 type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	query(ctx context.Context, query string, args ...any) (rowsCloser, error)
+	queryRow(ctx context.Context, query string, args ...any) scan.Row
+}
+
+// rowsCloser is a *sql.Rows or a *txRows.
+type rowsCloser interface {
+	scan.Rows
+	Close() error
+}
+
+func (p *pool) query(ctx context.Context, query string, args ...any) (rowsCloser, error) {
+	rows, err := p.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err // not a typed nil
+	}
+	return rows, nil
+}
+
+func (p *pool) queryRow(ctx context.Context, query string, args ...any) scan.Row {
+	return p.QueryRowContext(ctx, query, args...)
+}
+
+func (tx *Tx) query(ctx context.Context, query string, args ...any) (rowsCloser, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+func (tx *Tx) queryRow(ctx context.Context, query string, args ...any) scan.Row {
+	return tx.QueryRowContext(ctx, query, args...)
 }
 
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
 
 // scanStrings reads a one-column result of strings and closes rows.
-func scanStrings(rows *sql.Rows) ([]string, error) {
+func scanStrings(rows rowsCloser) ([]string, error) {
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
