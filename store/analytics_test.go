@@ -23,12 +23,9 @@ func seedJobsEvery(tb testing.TB, db *DB, teamID string, n int, step time.Durati
 	now := time.Now()
 	for done := 0; done < n; {
 		err := db.tx(ctx, func(tx *Tx) error {
-			stmt, err := tx.PrepareContext(ctx, `INSERT INTO jobs (id, team_id, template_id, status, format, priority, created_at, completed_at, duration_ms)
-				VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)`)
-			if err != nil {
-				return err
-			}
-			defer stmt.Close()
+			// Prepared once: the writer keeps its statements (wconn.go).
+			const insert = `INSERT INTO jobs (id, team_id, template_id, status, format, priority, created_at, completed_at, duration_ms)
+				VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)`
 			for i := 0; i < 50000 && done < n; i, done = i+1, done+1 {
 				status, format := "completed", "pdf"
 				if done%20 == 0 {
@@ -38,7 +35,7 @@ func seedJobsEvery(tb testing.TB, db *DB, teamID string, n int, step time.Durati
 					format = "xlsx"
 				}
 				at := now.Add(-time.Duration(done%int(90*24*time.Hour/step)) * step)
-				if _, err := stmt.ExecContext(ctx, fmt.Sprintf("job_%09d", done), teamID, fmt.Sprintf("tpl_%d", done%25), status, format,
+				if _, err := tx.ExecContext(ctx, insert, fmt.Sprintf("job_%09d", done), teamID, fmt.Sprintf("tpl_%d", done%25), status, format,
 					ms(at), ms(at.Add(5*time.Millisecond)), 5+done%40); err != nil {
 					return err
 				}

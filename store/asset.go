@@ -49,12 +49,12 @@ func (db *DB) CreateAsset(ctx context.Context, a *app.Asset) error {
 
 func findAsset(ctx context.Context, q querier, teamID, ref string) (*app.Asset, error) {
 	if strings.HasPrefix(ref, "ast_") {
-		a, err := scan.Asset(q.QueryRowContext(ctx, `SELECT `+scan.AssetCols+` FROM assets WHERE id = ? AND team_id = ?`, ref, teamID))
+		a, err := scan.Asset(q.queryRow(ctx, `SELECT `+scan.AssetCols+` FROM assets WHERE id = ? AND team_id = ?`, ref, teamID))
 		if app.ErrorCode(err) != app.ECodeAssetNotFound {
 			return a, err
 		}
 	}
-	return scan.Asset(q.QueryRowContext(ctx, `SELECT `+scan.AssetCols+` FROM assets WHERE team_id = ? AND name = ?`, teamID, ref))
+	return scan.Asset(q.queryRow(ctx, `SELECT `+scan.AssetCols+` FROM assets WHERE team_id = ? AND name = ?`, teamID, ref))
 }
 
 // FindAsset finds a team's asset by id, else by name.
@@ -163,7 +163,7 @@ func findAssetUses(ctx context.Context, q querier, teamID string, refs []string)
 		for _, r := range chunk {
 			args = append(args, r)
 		}
-		rows, err := q.QueryContext(ctx, `SELECT DISTINCT r.ref, t.id, t.name FROM template_asset_refs r JOIN templates t ON t.id = r.template_id
+		rows, err := q.query(ctx, `SELECT DISTINCT r.ref, t.id, t.name FROM template_asset_refs r JOIN templates t ON t.id = r.template_id
 			WHERE r.team_id = ? AND r.ref IN (?`+strings.Repeat(", ?", n-1)+`) AND t.deleted_at IS NULL
 			AND (r.version = 0 OR r.version = t.published_version) ORDER BY t.name`, args...)
 		if err != nil {

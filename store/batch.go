@@ -62,7 +62,7 @@ func (db *DB) FindBatchDocs(ctx context.Context, batchID string, ids []string) (
 // Every lookup by batch_id also requires it not empty, or SQLite cannot
 // use the partial index jobs_batch and reads every job (issue 19).
 func findBatchJobs(ctx context.Context, q querier, batchID string) ([]*app.Job, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+scan.JobCols+` FROM jobs WHERE batch_id = ? AND batch_id != '' ORDER BY rowid`, batchID)
+	rows, err := q.query(ctx, `SELECT `+scan.JobCols+` FROM jobs WHERE batch_id = ? AND batch_id != '' ORDER BY rowid`, batchID)
 	if err != nil {
 		return nil, err
 	}

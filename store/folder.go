@@ -21,7 +21,7 @@ func (db *DB) CreateGroup(ctx context.Context, g *app.TemplateGroup) error {
 }
 
 func findGroup(ctx context.Context, q querier, teamID, kind, id string) (*app.TemplateGroup, error) {
-	return scan.Group(q.QueryRowContext(ctx, `SELECT `+scan.GroupCols+` FROM template_groups g WHERE g.team_id = ? AND g.kind = ? AND g.id = ?`,
+	return scan.Group(q.queryRow(ctx, `SELECT `+scan.GroupCols+` FROM template_groups g WHERE g.team_id = ? AND g.kind = ? AND g.id = ?`,
 		teamID, kind, id), kind)
 }
 

@@ -9,7 +9,7 @@ import (
 )
 
 func findMember(ctx context.Context, q querier, teamID, userID string) (*app.Member, error) {
-	return scan.Member(q.QueryRowContext(ctx, `SELECT `+scan.MemberCols+scan.MemberFrom+`
+	return scan.Member(q.queryRow(ctx, `SELECT `+scan.MemberCols+scan.MemberFrom+`
 		WHERE m.team_id = ? AND m.user_id = ?`, teamID, userID))
 }
 

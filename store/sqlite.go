@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"folio/store/internal/scan"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -54,6 +54,8 @@ type DB struct {
 	readyJobs, readyDeliveries, readyList, readyTemplates atomic.Bool
 
 	quota quotaSeen // the usage charges wrote, for CheckQuota
+
+	wc writerConn // the writer goroutine's statements (wconn.go)
 
 	// commits counts the writer's commits (attempted), so a checkpoint
 	// can tell whether one came while it ran (checkpoint.go).
@@ -254,327 +256,6 @@ func (db *DB) Ping(ctx context.Context) error {
 	return db.read.QueryRowContext(ctx, `SELECT 1`).Scan(&n)
 }
 
-// tx runs fn in a write transaction and returns once it is committed.
-// Calls that wait while another transaction runs are written together
-// (docs/decisions.md, Storage): one SQLite transaction, each call in a
-// savepoint of its own, so each still commits or rolls back alone, while
-// the pages they share (index leaves, counters) reach the WAL once.
-//
-// Until the writer starts fn, the call waits only as long as ctx allows:
-// it returns ctx.Err() and fn never runs. Once fn has started it runs to
-// the end and tx returns its outcome, whatever ctx does meanwhile (see
-// Tx: interrupting it would undo other callers' writes).
-func (db *DB) tx(ctx context.Context, fn func(*Tx) error) error {
-	return db.send(&writeReq{ctx: ctx, fn: fn, done: make(chan writeResult, 1)})
-}
-
-// txAlone is tx in a transaction of fn's own, never grouped with other
-// calls: a maintenance step or backfill chunk (maintain.go, rollup.go).
-// Grouped, the calls of requests queued behind a step ran in its
-// transaction and its commit wrote their pages too, so the step held the
-// writer for all of them and its time said so; alone, the step's
-// transaction is its statements and its own commit, and the size it
-// adapts to its time is its own.
-//
-// It also returns when the writer let go of the transaction (its commit or
-// rollback done): the time a step held the writer ends there, not when
-// its caller next runs.
-func (db *DB) txAlone(ctx context.Context, fn func(*Tx) error) (ended time.Time, err error) {
-	r := &writeReq{ctx: ctx, fn: fn, done: make(chan writeResult, 1), alone: true}
-	err = db.send(r)
-	return r.ended, err
-}
-
-func (db *DB) send(r *writeReq) error {
-	ctx := r.ctx
-	db.sendMu.RLock()
-	if db.closed {
-		db.sendMu.RUnlock()
-		return errDBClosed
-	}
-	select {
-	case db.writes <- r:
-		db.sendMu.RUnlock()
-	case <-ctx.Done():
-		db.sendMu.RUnlock()
-		return ctx.Err()
-	}
-	var res writeResult
-	select {
-	case res = <-r.done:
-	case <-ctx.Done():
-		if r.state.CompareAndSwap(reqQueued, reqAbandoned) {
-			return ctx.Err() // the writer will pass over it
-		}
-		res = <-r.done // started: it finishes
-	}
-	if res.panic != nil {
-		panic(res.panic)
-	}
-	return res.err
-}
-
-// maxGroup bounds how many calls one transaction takes.
-const maxGroup = 64
-
-var errDBClosed = errors.New("store: the database is closed")
-
-type writeReq struct {
-	ctx   context.Context
-	fn    func(*Tx) error
-	done  chan writeResult // buffered: the writer never waits for the caller
-	state atomic.Int32     // reqQueued, then reqStarted (writer) or reqAbandoned (caller)
-	alone bool             // runs in a transaction of its own (txAlone)
-	// raw, when set, runs instead of fn in the writer's turn, outside any
-	// transaction (alone is set too).
-	raw   func() error
-	ended time.Time // when the writer ended fn's transaction; read after done
-}
-
-// States of a writeReq: whichever of the writer and the caller moves it
-// out of reqQueued first decides whether fn runs.
-const (
-	reqQueued int32 = iota
-	reqStarted
-	reqAbandoned
-)
-
-// start marks r as taken by the writer, or reports that it must be passed
-// over: its caller gave up waiting or its context has ended.
-func (r *writeReq) start() bool {
-	return r.ctx.Err() == nil && r.state.CompareAndSwap(reqQueued, reqStarted)
-}
-
-// waiting reports whether r may still start (for dropping requests before
-// a transaction begins; start decides).
-func (r *writeReq) waiting() bool {
-	return r.ctx.Err() == nil && r.state.Load() == reqQueued
-}
-
-type writeResult struct {
-	err   error
-	panic any // fn panicked: the caller panics with it
-}
-
-// writer runs the write transactions, grouping the calls that queued up
-// while the previous group ran.
-// A call that must run alone ends the group it would have joined and runs
-// next, in a transaction of its own.
-func (db *DB) writer() {
-	defer close(db.writerDone)
-	var next *writeReq // received while a group was gathered, to run alone
-	for {
-		r := next
-		next = nil
-		if r == nil {
-			var ok bool
-			if r, ok = <-db.writes; !ok {
-				return
-			}
-		}
-		group := []*writeReq{r}
-	more:
-		for len(group) < maxGroup && !r.alone {
-			select {
-			case r2, ok := <-db.writes:
-				if !ok {
-					break more
-				}
-				if r2.alone {
-					next = r2
-					break more
-				}
-				group = append(group, r2)
-			default:
-				break more
-			}
-		}
-		if testHookGroup != nil {
-			testHookGroup(group)
-		}
-		db.runGroup(group)
-	}
-}
-
-// testHookGroup, when set, sees each group before it runs.
-var testHookGroup func([]*writeReq)
-
-// runGroup runs calls in one transaction. With one call its failure rolls
-// the transaction back, as ever; with several each runs in a savepoint.
-// The key usage counts kept in memory ride along as one more call: when
-// they cannot be written they are undone alone and kept for the next group.
-func (db *DB) runGroup(group []*writeReq) {
-	if r := group[0]; r.raw != nil {
-		res := writeResult{err: skipped(r)}
-		if r.start() {
-			res = writeResult{err: r.raw()}
-		}
-		r.ended = time.Now()
-		r.done <- res
-		return
-	}
-	if group[0].alone {
-		db.runCalls(group)
-		return
-	}
-	if touches := db.touches.take(); len(touches) > 0 {
-		w := &writeReq{ctx: context.Background(), done: make(chan writeResult, 1),
-			fn: func(tx *Tx) error { return writeTouches(context.Background(), tx, touches) }}
-		db.runCalls(append([]*writeReq{w}, group...))
-		if res := <-w.done; res.err != nil || res.panic != nil {
-			db.touches.restore(touches)
-		}
-		return
-	}
-	db.runCalls(group)
-}
-
-// runCalls runs a group's calls in one transaction and answers each.
-// Calls whose callers stopped waiting before their turn are passed over;
-// a group left with none begins no transaction.
-func (db *DB) runCalls(group []*writeReq) {
-	group = slices.DeleteFunc(group, func(r *writeReq) bool {
-		if r.waiting() {
-			return false
-		}
-		r.done <- writeResult{err: skipped(r)}
-		return true
-	})
-	if len(group) == 0 {
-		return
-	}
-	results := make([]writeResult, len(group))
-	finish := func(commitErr error) {
-		ended := time.Now()
-		for i, r := range group {
-			r.ended = ended
-			if results[i].err == nil && results[i].panic == nil {
-				results[i].err = commitErr
-			}
-			r.done <- results[i]
-		}
-		// Let the callers just answered run before the next group: each
-		// send put its caller in this goroutine's run slot, where it
-		// waited until the writer blocked, after one more group's
-		// statements and commit when writes keep coming. Measured with
-		// the execution tracer, those waits were most of a synchronous
-		// generate's time between its commit and its answer; yielding
-		// here moved sync/render-only from 48.0 to 51.4 % on disk and
-		// 58.5 to 59.6 % on tmpfs (docs/performance.md, fifth session).
-		runtime.Gosched()
-	}
-	ctx := context.Background()
-	stx, err := db.write.BeginTx(ctx, nil)
-	if err != nil {
-		finish(err)
-		return
-	}
-	tx := &Tx{Tx: stx, pool: db.write, quota: &db.quota}
-	defer tx.endStep() // done before the answer on every usual path
-	defer tx.prepareMissed(ctx)
-	defer stx.Rollback()
-	failed := func(i int) bool { return results[i].err != nil || results[i].panic != nil }
-	// commit writes the counts of the calls kept (countJob), once for the
-	// group, and commits; a failure there fails every call kept.
-	var counts jobCounts
-	keep := func() {
-		if counts == nil {
-			counts, tx.counts = tx.counts, nil
-		} else {
-			counts.merge(tx.counts)
-			tx.counts = nil
-		}
-	}
-	commit := func() error {
-		if len(counts) > 0 {
-			if err := writeCounts(ctx, tx, counts); err != nil {
-				return err
-			}
-		}
-		defer db.commits.Add(1)
-		return stx.Commit()
-	}
-	if len(group) == 1 {
-		if !group[0].start() {
-			results[0].err = skipped(group[0])
-			finish(nil)
-			return
-		}
-		if results[0] = call(group[0], tx); failed(0) {
-			// Roll back before answering: the caller's time with the
-			// writer (a maintenance step's, interrupted at its deadline)
-			// ends when the writer is free again.
-			_ = stx.Rollback()
-			tx.endStep()
-			finish(nil)
-			return
-		}
-		keep()
-		err := commit()
-		tx.endStep()
-		finish(err)
-		return
-	}
-	savepoint := func(q string) error {
-		// Prepared once, like the writer's other statements (not
-		// traced: they are the group's, not a caller's).
-		var err error
-		if s := tx.cached(q); s != nil {
-			_, err = stx.StmtContext(ctx, s).ExecContext(ctx)
-		} else {
-			_, err = stx.ExecContext(ctx, q)
-		}
-		if err != nil {
-			return fmt.Errorf("%w: %w", errTxGone, err)
-		}
-		return nil
-	}
-	for i, r := range group {
-		if !r.start() {
-			results[i].err = skipped(r)
-			continue
-		}
-		if err := savepoint(`SAVEPOINT call`); err != nil {
-			finish(err)
-			return
-		}
-		if results[i] = call(r, tx); failed(i) {
-			tx.counts = nil // its jobs are rolled back
-			if err := savepoint(`ROLLBACK TO call`); err != nil {
-				finish(err)
-				return
-			}
-		}
-		if err := savepoint(`RELEASE call`); err != nil {
-			finish(err)
-			return
-		}
-		keep()
-	}
-	finish(commit())
-}
-
-// skipped is the outcome of a call passed over: its context's error.
-func skipped(r *writeReq) error {
-	if err := r.ctx.Err(); err != nil {
-		return err
-	}
-	return context.Canceled // abandoned implies an ended context; not reached
-}
-
-// call runs one caller's fn, turning a panic into a result.
-func call(r *writeReq, tx *Tx) (res writeResult) {
-	defer func() {
-		if p := recover(); p != nil {
-			res = writeResult{panic: p}
-		}
-	}()
-	return writeResult{err: r.fn(tx)}
-}
-
-// errTxGone wraps a failure that ended the transaction itself.
-var errTxGone = errors.New("transaction rolled back")
-
 // isUnique reports whether err is a UNIQUE constraint failure, optionally on
 // an index whose columns mention col.
 func isUnique(err error, col string) bool {
@@ -611,17 +292,48 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// querier is a pool or a *Tx.
+// querier is a pool or a *Tx: the helpers that read inside a write
+// transaction or outside one.
 type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	query(ctx context.Context, query string, args ...any) (rowsCloser, error)
+	queryRow(ctx context.Context, query string, args ...any) scan.Row
+}
+
+// rowsCloser is a *sql.Rows or a *txRows.
+type rowsCloser interface {
+	scan.Rows
+	Close() error
+}
+
+func (p *pool) query(ctx context.Context, query string, args ...any) (rowsCloser, error) {
+	rows, err := p.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err // not a typed nil
+	}
+	return rows, nil
+}
+
+func (p *pool) queryRow(ctx context.Context, query string, args ...any) scan.Row {
+	return p.QueryRowContext(ctx, query, args...)
+}
+
+func (tx *Tx) query(ctx context.Context, query string, args ...any) (rowsCloser, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+func (tx *Tx) queryRow(ctx context.Context, query string, args ...any) scan.Row {
+	return tx.QueryRowContext(ctx, query, args...)
 }
 
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
 
 // scanStrings reads a one-column result of strings and closes rows.
-func scanStrings(rows *sql.Rows) ([]string, error) {
+func scanStrings(rows rowsCloser) ([]string, error) {
 	defer rows.Close()
 	var out []string
 	for rows.Next() {

@@ -103,22 +103,13 @@ func (p *pool) Close() error {
 	return p.DB.Close()
 }
 
-// lookup returns the cached statement for query, if any.
-func (p *pool) lookup(query string) *sql.Stmt {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stmts[query]
-}
-
-// Tx is a write transaction whose queries use the writer pool's cached
-// statements, bound to the transaction's connection (where they are already
-// prepared). A query not cached yet runs unprepared and is prepared after
-// the commit: the writer pool's one connection is the transaction's until
-// then, so preparing on the pool now would wait for itself.
+// Tx is a write transaction: the writer's, on its driver connection with
+// statements prepared once for the connection's life (wconn.go).
 type Tx struct {
-	*sql.Tx
-	pool   *pool
-	missed []string
+	wc *writerConn
+	// rows are the queries' rows not closed yet, closed before the
+	// transaction ends (database/sql closed a Tx's rows at its end).
+	rows []*txRows
 	// counts are the ended jobs the running call noted (countJob), which
 	// the writer adds to its group's when the call is kept.
 	counts jobCounts
@@ -151,46 +142,42 @@ func (tx *Tx) bind(ctx context.Context) context.Context {
 	return uncancelled(ctx)
 }
 
-func (tx *Tx) cached(query string) *sql.Stmt {
-	s := tx.pool.lookup(query)
-	if s == nil {
-		tx.missed = append(tx.missed, query)
-	}
-	return s
-}
-
 // QueryContext runs query within the transaction. The statements of a
 // transaction ignore cancellation: SQLite rolls back the whole transaction
 // when a write in it is interrupted, and a transaction carries the writes
 // of several callers (DB.tx). A maintenance step's, alone in its
 // transaction, stop at its deadline (bind).
-func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*txRows, error) {
 	trace(query, len(args))
-	ctx = tx.bind(ctx)
-	if s := tx.cached(query); s != nil {
-		return tx.Tx.StmtContext(ctx, s).QueryContext(ctx, args...)
+	rows, err := tx.wc.query(tx.bind(ctx), query, args)
+	if err != nil {
+		return nil, err
 	}
-	return tx.Tx.QueryContext(ctx, query, args...)
+	tx.rows = append(tx.rows, rows)
+	return rows, nil
 }
 
-// QueryRowContext runs query within the transaction (see QueryContext).
-func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+// QueryRowContext runs query within the transaction (see QueryContext)
+// and reads its first row before it returns.
+func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *txRow {
 	trace(query, len(args))
-	ctx = tx.bind(ctx)
-	if s := tx.cached(query); s != nil {
-		return tx.Tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
-	}
-	return tx.Tx.QueryRowContext(ctx, query, args...)
+	return firstRow(tx.wc.query(tx.bind(ctx), query, args))
 }
 
 // ExecContext runs query within the transaction (see QueryContext).
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	trace(query, len(args))
-	ctx = tx.bind(ctx)
-	if s := tx.cached(query); s != nil {
-		return tx.Tx.StmtContext(ctx, s).ExecContext(ctx, args...)
+	return tx.wc.exec(tx.bind(ctx), query, args)
+}
+
+// closeRows closes the rows a call left open, before its savepoint or
+// the transaction ends.
+func (tx *Tx) closeRows() {
+	for _, r := range tx.rows {
+		r.Close()
 	}
-	return tx.Tx.ExecContext(ctx, query, args...)
+	clear(tx.rows)
+	tx.rows = tx.rows[:0]
 }
 
 // uncancelled is ctx without its cancellation: ctx itself when it has
@@ -201,12 +188,4 @@ func uncancelled(ctx context.Context) context.Context {
 		return ctx
 	}
 	return context.WithoutCancel(ctx)
-}
-
-// prepareMissed prepares, once the transaction has ended, the queries it
-// ran unprepared. Failures only mean the next run is unprepared too.
-func (tx *Tx) prepareMissed(ctx context.Context) {
-	for _, q := range tx.missed {
-		tx.pool.stmt(ctx, q)
-	}
 }

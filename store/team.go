@@ -21,7 +21,7 @@ func insertTeam(ctx context.Context, tx *Tx, t *app.Team) error {
 }
 
 func findTeam(ctx context.Context, q querier, idOrSlug string) (*app.Team, error) {
-	return scan.Team(q.QueryRowContext(ctx, `SELECT `+scan.TeamCols+` FROM teams WHERE (id = ? OR slug = ?) AND deleted_at IS NULL`, idOrSlug, idOrSlug))
+	return scan.Team(q.queryRow(ctx, `SELECT `+scan.TeamCols+` FROM teams WHERE (id = ? OR slug = ?) AND deleted_at IS NULL`, idOrSlug, idOrSlug))
 }
 
 // FindTeam finds a live team by id or slug, with its member count.

@@ -64,7 +64,7 @@ func (db *DB) FindTemplate(ctx context.Context, teamID, ref string) (*app.Templa
 }
 
 func findTemplate(ctx context.Context, q querier, teamID, ref string) (*app.Template, error) {
-	return scan.Template(q.QueryRowContext(ctx, `SELECT `+templateCols+` FROM templates t
+	return scan.Template(q.queryRow(ctx, `SELECT `+templateCols+` FROM templates t
 		WHERE t.team_id = ? AND t.deleted_at IS NULL AND (t.id = ? OR t.short_id = ? OR t.slug = ?)
 		ORDER BY t.id = ? DESC, t.short_id = ? DESC LIMIT 1`, teamID, ref, ref, ref, ref, ref))
 }
