@@ -47,7 +47,8 @@ type backend struct {
 	schedule app.WebhookSchedule
 	// queueTotals feeds the queue gauges of /metrics (nil: none).
 	queueTotals func(ctx context.Context) (*app.QueueTotals, error)
-	// trimIdle drops idle connections after a load (nil: nothing to do).
+	// trimIdle gives back what the store kept for a load (nil: nothing to
+	// do).
 	trimIdle func()
 	// authRates and apiRates keep the embedded login throttles' and API
 	// rate limits' windows across restarts (unused when Main.RateWindows
@@ -73,11 +74,25 @@ func (m *Main) openBackend(ctx context.Context) (*backend, error) {
 	return &backend{
 		name: "sqlite", records: m.DB, queue: m.Bolt, schedule: m.Bolt,
 		queueTotals: func(ctx context.Context) (*app.QueueTotals, error) { return m.DB.QueueTotals(ctx, m.Now()) },
-		trimIdle:    m.DB.TrimIdle,
+		trimIdle:    m.trimSQLite,
 		authRates:   m.Bolt.AuthLimits(),
 		apiRates:    m.Bolt,
 	}, nil
 }
+
+// trimSQLite is the idle trim's hook for the embedded store. It waits for
+// the writer connection at most trimWait: a maintenance step holding it
+// longer means the server is not idle, and the next load's end trims again.
+func (m *Main) trimSQLite() {
+	ctx, cancel := context.WithTimeout(context.Background(), trimWait)
+	defer cancel()
+	if err := m.DB.TrimIdle(ctx); err != nil {
+		m.Logger.Warn("idle trim: SQLite's memory not returned", "err", err)
+	}
+}
+
+// trimWait bounds trimSQLite's wait for the writer.
+const trimWait = 5 * time.Second
 
 // openPostgres connects to --database-url (migrating it, once however
 // many replicas start together) and checks that the backend provides

@@ -346,12 +346,19 @@ func scanStrings(rows rowsCloser) ([]string, error) {
 	return out, rows.Err()
 }
 
-// TrimIdle closes the reader connections no read is using (the idle
-// trim's hook, app/idletrim.go): each keeps its own copy of the schema,
-// its prepared statements and a page cache, memory SQLite allocates
-// outside the Go heap. The next reads open connections again as they need
-// them (the pragmas, and statements prepared on first use).
-func (db *DB) TrimIdle() {
+// TrimIdle gives back the memory SQLite kept for a load (the idle trim's
+// hook, app/idletrim.go), all of it allocated outside the Go heap. It
+// closes the reader connections no read is using: each keeps its own copy
+// of the schema, its prepared statements and a page cache; the next reads
+// open connections again as they need them. It empties the writer's page
+// cache (PRAGMA shrink_memory), which a load fills and nothing else
+// shrinks: the next write reads its pages again, from the OS's cache.
+// Then the C allocator returns the regions that emptied (trimC).
+func (db *DB) TrimIdle(ctx context.Context) error {
 	db.read.SetMaxIdleConns(0)
 	db.read.SetMaxIdleConns(readConns)
+	if _, err := db.write.ExecContext(ctx, `PRAGMA shrink_memory`); err != nil {
+		return fmt.Errorf("shrink the writer's page cache: %w", err)
+	}
+	return trimC()
 }

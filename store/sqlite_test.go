@@ -463,7 +463,9 @@ func TestTrimIdleReaders(t *testing.T) {
 	if n := db.read.Stats().Idle; n == 0 {
 		t.Fatal("no idle reader before the trim")
 	}
-	db.TrimIdle()
+	if err := db.TrimIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if n := db.read.Stats().Idle; n != 0 {
 		t.Fatalf("%d idle readers after the trim", n)
 	}
