@@ -67,6 +67,11 @@ type stepper struct {
 	interrupts int
 	// wal is what the last checkpoint after a step found.
 	wal WALState
+	// restartPending says a checkpoint after a step settled the WAL with
+	// requests writing, at the writer's commit count restartAt
+	// (leaveRestart).
+	restartPending bool
+	restartAt      uint64
 }
 
 // stepPhases notes how long each part of a step's statements took, for
@@ -183,6 +188,31 @@ const stepDeadline = 20 * time.Millisecond
 // next attempt runs without a deadline, so a pass always progresses.
 const maxInterrupts = 5
 
+// restartWait is how long a step waits for a request to start the WAL
+// over (leaveRestart).
+var restartWait = 20 * time.Millisecond
+
+// leaveRestart waits, up to restartWait, for another write after a
+// settled checkpoint when requests were writing beside the pass: the
+// write that starts the WAL over syncs its header (an fsync in that
+// write's commit), and a step should not be the one to pay it. At 10M
+// jobs one such fsync took 320 ms in a step's commit while the disk was
+// busy (docs/performance.md, eighth session); the requests' writes pay
+// the same sync after every checkpoint of an idle moment anyway. With no
+// request writing, the step goes on at once and starts the WAL over
+// itself.
+func (s *stepper) leaveRestart(ctx context.Context) {
+	if !s.restartPending {
+		return
+	}
+	at := s.restartAt
+	s.restartPending = false
+	deadline := time.Now().Add(restartWait)
+	for s.db.commits.Load() == at && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // restartWAL makes the WAL start over after a step that left it long
 // and wholly copied when settle could not (DB.restartWAL). Its hold of
 // the writer counts as one of the pass's transactions.
@@ -220,6 +250,8 @@ func (s *stepper) run(ctx context.Context, table string, fn func(ctx context.Con
 		sctx, cancel = context.WithCancel(ctx)
 	}
 	defer cancel()
+	s.leaveRestart(ctx)
+	commits := s.db.commits.Load()
 	s.db.stepping.Lock() // no loop checkpoint during the step (checkpoint.go)
 	ended, err := s.db.txAlone(ctx, func(tx *Tx) error {
 		t0 = time.Now() // the transaction has begun: the time to its commit is the writer's
@@ -270,6 +302,10 @@ func (s *stepper) run(ctx context.Context, table string, fn func(ctx context.Con
 		s.wal, settled = s.db.settle(ctx)
 		if settled && s.wal.Frames > 0 {
 			s.stats.Restarts++
+			// Requests wrote beside the step: leave the restart to them.
+			if now := s.db.commits.Load(); now-commits > 1 {
+				s.restartPending, s.restartAt = true, now
+			}
 		}
 		restart = !settled && s.wal.Frames >= writerCheckpointPages/2 && s.wal.Backfilled == s.wal.Frames && s.wal.Err == ""
 	}

@@ -72,3 +72,43 @@ func TestPassStartsTheWALOver(t *testing.T) {
 		t.Errorf("%d restarts, the WAL reached %d frames: the pass did not start it over", st.Restarts, frames)
 	}
 }
+
+// TestStepLeavesTheRestartToARequest: after a checkpoint that settled
+// the WAL while requests were writing, the next step waits for a
+// request's write (which starts the WAL over and pays its header's
+// fsync) before it begins, for up to restartWait.
+func TestStepLeavesTheRestartToARequest(t *testing.T) {
+	ctx := context.Background()
+	db, res := mustGrow(t, 100, 2)
+	defer func(d time.Duration) { restartWait = d }(restartWait)
+	restartWait = time.Minute // the request's write ends the wait, not this
+	s := &stepper{db: db}
+	s.restartPending, s.restartAt = true, db.commits.Load()
+	wrote := make(chan uint64, 1)
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		j := &app.Job{ID: app.NewID("job"), TeamID: res.BigTeamID, TemplateID: res.TemplateIDs[0], Status: app.StatusPending, Format: "pdf",
+			Priority: app.PrioritySingle, CreatedAt: time.Now().UTC()}
+		if err := db.CreateJobs(ctx, nil, j); err != nil {
+			t.Error(err)
+		}
+		wrote <- db.commits.Load()
+	}()
+	at := s.restartAt
+	s.leaveRestart(ctx)
+	if db.commits.Load() == at {
+		t.Fatal("the step went on before any other write")
+	}
+	<-wrote
+	if s.restartPending {
+		t.Error("the wait is not cleared")
+	}
+	// Nothing pending: no wait.
+	done := make(chan struct{})
+	go func() { s.leaveRestart(ctx); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("waited with no settled checkpoint")
+	}
+}
