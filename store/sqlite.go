@@ -60,6 +60,19 @@ type DB struct {
 	// commits counts the writer's commits (attempted), so a checkpoint
 	// can tell whether one came while it ran (checkpoint.go).
 	commits atomic.Uint64
+
+	// expected counts the writes announced and not yet sent
+	// (ExpectWrites): while it is above zero a small group lingers.
+	expected atomic.Int64
+
+	// wal is the WAL-index's header page, shmPin the connection that
+	// keeps its file (metagen.go); genSeen the metadata generation last
+	// read with the header before it, genReads the reads (for tests).
+	wal      *walIndex
+	shmPin   *sql.Conn
+	shmPinDB *sql.DB
+	genSeen  atomic.Pointer[genSeen]
+	genReads atomic.Int64
 }
 
 // readConns is the size of the reader pool.
@@ -125,6 +138,7 @@ func open(ctx context.Context, path, upTo string) (*DB, error) {
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
 	db.loadRollupState(ctx)
+	db.watchWAL(ctx, dsn(""))
 	return db, nil
 }
 
@@ -156,6 +170,7 @@ func (db *DB) Close() error {
 		db.sendMu.Unlock()
 		close(db.writes) // the writer runs what was sent, then stops
 		<-db.writerDone
+		db.unwatchWAL()
 	})
 	return errors.Join(err, db.read.Close(), db.write.Close())
 }
