@@ -201,11 +201,12 @@ func TestInlineDocumentBackupRestore(t *testing.T) {
 	}
 }
 
-// TestSyncGeneratesWithdrawTheirAnnouncements: every synchronous generate
-// announces its write to the writer while it renders (the writer may hold
-// a small group for it) and withdraws the announcement, whether its
-// document is kept in the database or in a file, or its render fails; a
-// count left above zero would hold every later group.
+// TestSyncGeneratesWithdrawTheirAnnouncements: a synchronous generate that
+// starts while others wait for a worker announces its write to the writer
+// while it renders (the writer may hold a small group for it) and
+// withdraws the announcement, whether its document is kept in the
+// database or in a file, or its render fails; a count left above zero
+// would hold every later group.
 func TestSyncGeneratesWithdrawTheirAnnouncements(t *testing.T) {
 	for _, inlineMax := range []int{0, 1000} {
 		s := startServer(t, func(c *Config) { c.InlineMax = inlineMax })
@@ -235,8 +236,12 @@ func TestSyncGeneratesWithdrawTheirAnnouncements(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if n := s.DB.ExpectedWrites(); n != 0 {
+		n, ever := s.DB.ExpectedWrites()
+		if n != 0 {
 			t.Fatalf("InlineMax %d: %d writes still announced after the generates ended", inlineMax, n)
+		}
+		if ever == 0 {
+			t.Fatalf("InlineMax %d: 16 generates on 2 workers announced no write", inlineMax)
 		}
 	}
 }

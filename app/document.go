@@ -65,9 +65,12 @@ type DocumentService struct {
 
 	wake     chan struct{}
 	syncRuns chan *syncRun // synchronous generates handed to a worker (unbuffered)
-	workers  int
-	mu       sync.Mutex
-	active   map[string]bool // ids of the jobs this process runs now (under mu)
+	// syncWaiting counts the synchronous generates waiting for a worker
+	// to take them (runSync announces its write only when some do).
+	syncWaiting atomic.Int32
+	workers     int
+	mu          sync.Mutex
+	active      map[string]bool // ids of the jobs this process runs now (under mu)
 	// pdfSecrets holds the checked PDF options of jobs that encrypt, by
 	// job id, until they end: passwords are never stored (pdfoptions.go).
 	pdfSecrets sync.Map

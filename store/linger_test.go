@@ -62,7 +62,7 @@ func TestWriterWaitsForAnAnnouncedWrite(t *testing.T) {
 	if got := fmt.Sprint(sizes()); got != "[2]" {
 		t.Fatalf("groups %s, want the two calls in one", got)
 	}
-	if n := db.ExpectedWrites(); n != 0 {
+	if n, _ := db.ExpectedWrites(); n != 0 {
 		t.Fatalf("%d writes still announced", n)
 	}
 }

@@ -63,7 +63,8 @@ type DB struct {
 
 	// expected counts the writes announced and not yet sent
 	// (ExpectWrites): while it is above zero a small group lingers.
-	expected atomic.Int64
+	expected  atomic.Int64
+	announced atomic.Int64 // ever, for tests
 
 	// wal is the WAL-index's header page, shmPin the connection that
 	// keeps its file (metagen.go); genSeen the metadata generation last

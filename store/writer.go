@@ -166,12 +166,14 @@ func (db *DB) writer() {
 // call: a document's write reached a writer that was idle, and its
 // commit wrote the pages it shares with the next document (the jobs
 // table's and its indexes' last leaves, the usage and counts rows) a
-// moment before that document wrote them again. When a caller has
-// announced a write that is still rendering (ExpectWrites), a group
-// smaller than lingerGroup waits up to lingerMax for it, as
-// PostgreSQL's commit_delay waits only while commit_siblings other
-// transactions are open. Nothing is announced by a lone client's
-// requests, a job of the queue or a maintenance step, so they never wait.
+// moment before that document wrote them again. A caller may announce a
+// write that is still rendering (ExpectWrites; app announces one only
+// while other requests wait for a worker, that is when every core is
+// rendering); a group smaller than lingerGroup then waits up to lingerMax
+// for announced writes, as PostgreSQL's commit_delay waits only while
+// commit_siblings other transactions are open. Nothing announced, no
+// wait: a lone client's writes, the queue's jobs and maintenance steps
+// commit at once.
 var lingerMax = time.Millisecond // a var for tests
 
 const lingerGroup = 8
@@ -180,10 +182,16 @@ const lingerGroup = 8
 // negative n: that many announced have been sent, or will not come). A
 // synchronous generate announces its one write when its render starts;
 // the writer may hold a small group up to lingerMax for it (linger).
-func (db *DB) ExpectWrites(n int) { db.expected.Add(int64(n)) }
+func (db *DB) ExpectWrites(n int) {
+	db.expected.Add(int64(n))
+	if n > 0 {
+		db.announced.Add(int64(n))
+	}
+}
 
-// ExpectedWrites is how many writes are announced and not yet sent.
-func (db *DB) ExpectedWrites() int64 { return db.expected.Load() }
+// ExpectedWrites is how many writes are announced and not yet sent, and
+// how many were ever announced.
+func (db *DB) ExpectedWrites() (now, ever int64) { return db.expected.Load(), db.announced.Load() }
 
 // linger waits for one more call for the group being gathered, when
 // announced writes are still to come: it reports whether one came (added
