@@ -65,9 +65,9 @@ type DocumentService struct {
 
 	wake     chan struct{}
 	syncRuns chan *syncRun // synchronous generates handed to a worker (unbuffered)
-	// syncWaiting counts the synchronous generates waiting for a worker
-	// to take them (runSync announces its write only when some do).
-	syncWaiting atomic.Int32
+	// idleWorkers counts the workers waiting for work (the writer holds a
+	// commit for an announced write only while none is: LingerWhile).
+	idleWorkers atomic.Int32
 	workers     int
 	mu          sync.Mutex
 	active      map[string]bool // ids of the jobs this process runs now (under mu)

@@ -140,10 +140,11 @@ type JobFilter struct {
 // can be told that one is coming (store.DB): a synchronous generate
 // announces its write when its render starts and withdraws the
 // announcement just before it writes (or when it will not), so the writer
-// may hold a small group for it (docs/decisions.md, "The writer waits for
-// the documents rendering").
+// may hold a small group for it while busy reports true (docs/decisions.md,
+// "The writer waits for the documents rendering").
 type WriteExpecter interface {
 	ExpectWrites(n int)
+	LingerWhile(busy func() bool)
 }
 
 type JobStore interface {

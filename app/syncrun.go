@@ -74,18 +74,13 @@ func (s *DocumentService) generateSync(ctx context.Context, j *Job, t *Template,
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
-	s.syncWaiting.Add(1)
 	select {
 	case s.syncRuns <- r:
-		s.syncWaiting.Add(-1)
 	case <-timer.C:
-		s.syncWaiting.Add(-1)
 		return s.queueInstead(ctx, j)
 	case <-s.drain():
-		s.syncWaiting.Add(-1)
 		return s.queueInstead(ctx, j)
 	case <-ctx.Done():
-		s.syncWaiting.Add(-1)
 		return nil, ctx.Err() // nothing was written
 	}
 	select {
@@ -163,14 +158,7 @@ func (s *DocumentService) runSync(run context.Context, r *syncRun) {
 	j := r.job
 	ctx := context.WithoutCancel(run) // records are written even while shutting down
 	s.begin(j.ID)
-	if s.syncWaiting.Load() > 0 {
-		// Requests wait for a worker: the cores are all rendering, so a
-		// commit the writer holds for this document costs no render
-		// time and saves the CPU of a commit. With none waiting, a wait
-		// for this write would leave a core idle (2 clients: 25 %
-		// fewer documents a second), so nothing is announced.
-		s.expect(r, true)
-	}
+	s.expect(r, true)
 	detached := false // the write went on without this worker
 	defer func() {
 		if !detached {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -126,6 +127,47 @@ func TestWriterLingersAtMostLingerMax(t *testing.T) {
 		}
 	}
 	if got := fmt.Sprint(sizes()); got != "[1 1 1]" {
+		t.Fatalf("groups %s", got)
+	}
+}
+
+// While LingerWhile's test says the process is not busy (app: a worker is
+// idle, so a held commit would leave a core with nothing to render), an
+// announced write is not waited for; once it says busy, it is.
+func TestWriterLingersOnlyWhileBusy(t *testing.T) {
+	ctx := context.Background()
+	db := mustDB(t)
+	sizes := groupSizes(t)
+	setLinger(t, time.Hour)
+	var busy atomic.Bool
+	db.LingerWhile(busy.Load)
+	db.ExpectWrites(1)
+	done := make(chan error, 1)
+	go func() { done <- db.tx(ctx, nop) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a call waited for an announced write while a worker was idle")
+	}
+	busy.Store(true)
+	go func() { done <- db.tx(ctx, nop) }()
+	time.Sleep(20 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("the call did not wait while busy (%v)", err)
+	default:
+	}
+	db.ExpectWrites(-1)
+	if err := db.tx(ctx, nop); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(sizes()); got != "[1 2]" {
 		t.Fatalf("groups %s", got)
 	}
 }

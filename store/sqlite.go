@@ -65,6 +65,8 @@ type DB struct {
 	// (ExpectWrites): while it is above zero a small group lingers.
 	expected  atomic.Int64
 	announced atomic.Int64 // ever, for tests
+	// lingerWhile, when set, is LingerWhile's test.
+	lingerWhile atomic.Pointer[func() bool]
 
 	// wal is the WAL-index's header page, shmPin the connection that
 	// keeps its file (metagen.go); genSeen the metadata generation last

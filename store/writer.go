@@ -167,11 +167,11 @@ func (db *DB) writer() {
 // commit wrote the pages it shares with the next document (the jobs
 // table's and its indexes' last leaves, the usage and counts rows) a
 // moment before that document wrote them again. A caller may announce a
-// write that is still rendering (ExpectWrites; app announces one only
-// while other requests wait for a worker, that is when every core is
-// rendering); a group smaller than lingerGroup then waits up to lingerMax
-// for announced writes, as PostgreSQL's commit_delay waits only while
-// commit_siblings other transactions are open. Nothing announced, no
+// write that is still rendering (ExpectWrites); while LingerWhile's test
+// holds (app: no worker is idle, so every core is rendering), a group
+// smaller than lingerGroup waits up to lingerMax for announced writes, as
+// PostgreSQL's commit_delay waits only while commit_siblings other
+// transactions are open. Nothing announced, no
 // wait: a lone client's writes, the queue's jobs and maintenance steps
 // commit at once.
 var lingerMax = time.Millisecond // a var for tests
@@ -189,6 +189,12 @@ func (db *DB) ExpectWrites(n int) {
 	}
 }
 
+// LingerWhile makes the writer hold a group for announced writes only
+// while busy reports true (app: no worker is idle, so every core renders
+// and a held commit costs no render time). Without it, announced writes
+// are always waited for.
+func (db *DB) LingerWhile(busy func() bool) { db.lingerWhile.Store(&busy) }
+
 // ExpectedWrites is how many writes are announced and not yet sent, and
 // how many were ever announced.
 func (db *DB) ExpectedWrites() (now, ever int64) { return db.expected.Load(), db.announced.Load() }
@@ -199,6 +205,9 @@ func (db *DB) ExpectedWrites() (now, ever int64) { return db.expected.Load(), db
 // the group's start.
 func (db *DB) linger(group *[]*writeReq, next **writeReq, t **time.Timer, lingering *bool) bool {
 	if len(*group) >= lingerGroup || (*group)[0].alone || db.expected.Load() <= 0 {
+		return false
+	}
+	if busy := db.lingerWhile.Load(); busy != nil && !(*busy)() {
 		return false
 	}
 	if !*lingering {
