@@ -3,7 +3,6 @@ package main
 import (
 	"archive/tar"
 	"bytes"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -198,50 +197,5 @@ func TestInlineDocumentBackupRestore(t *testing.T) {
 	wholePDF(t, code, h, got, "Invoice ")
 	if !bytes.Equal(got, want) {
 		t.Fatal("the restored document differs from the one served before the backup")
-	}
-}
-
-// TestSyncGeneratesWithdrawTheirAnnouncements: a synchronous generate that
-// starts while others wait for a worker announces its write to the writer
-// while it renders (the writer may hold a small group for it) and
-// withdraws the announcement, whether its document is kept in the
-// database or in a file, or its render fails; a count left above zero
-// would hold every later group.
-func TestSyncGeneratesWithdrawTheirAnnouncements(t *testing.T) {
-	for _, inlineMax := range []int{0, 1000} {
-		s := startServer(t, func(c *Config) { c.InlineMax = inlineMax })
-		if s.DB == nil {
-			t.Skip("the writer's announcements are SQLite's")
-		}
-		u := s.signup("Announce")
-		key := s.createKey(u.token, nil)
-		tpl := s.createTemplate(u.token, "Invoice", invoiceTemplate).str("id")
-		long := s.createTemplate(u.token, "Long", longTemplate()).str("id")
-		var wg sync.WaitGroup
-		for i := range 16 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if i%4 == 3 { // the render fails: too many pages
-					r := s.do("POST", "/api/v1/documents/generate", key, map[string]any{"templateId": long, "format": "pdf", "variables": map[string]any{"body": longText}})
-					if r.status != 400 || r.str("code") != "ERR_LIMIT_001" {
-						t.Errorf("generate %d: %d %s", i, r.status, r.raw)
-					}
-					return
-				}
-				g := s.do("POST", "/api/v1/documents/generate", key, invoiceBody(tpl, fmt.Sprintf("Customer %d", i)))
-				if g.status != 200 || g.str("status") != "completed" {
-					t.Errorf("generate %d: %d %s", i, g.status, g.raw)
-				}
-			}()
-		}
-		wg.Wait()
-		n, ever := s.DB.ExpectedWrites()
-		if n != 0 {
-			t.Fatalf("InlineMax %d: %d writes still announced after the generates ended", inlineMax, n)
-		}
-		if ever == 0 {
-			t.Fatalf("InlineMax %d: 16 generates on 2 workers announced no write", inlineMax)
-		}
 	}
 }

@@ -65,12 +65,9 @@ type DocumentService struct {
 
 	wake     chan struct{}
 	syncRuns chan *syncRun // synchronous generates handed to a worker (unbuffered)
-	// idleWorkers counts the workers waiting for work (the writer holds a
-	// commit for an announced write only while none is: LingerWhile).
-	idleWorkers atomic.Int32
-	workers     int
-	mu          sync.Mutex
-	active      map[string]bool // ids of the jobs this process runs now (under mu)
+	workers  int
+	mu       sync.Mutex
+	active   map[string]bool // ids of the jobs this process runs now (under mu)
 	// pdfSecrets holds the checked PDF options of jobs that encrypt, by
 	// job id, until they end: passwords are never stored (pdfoptions.go).
 	pdfSecrets sync.Map

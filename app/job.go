@@ -136,17 +136,6 @@ type JobFilter struct {
 }
 
 // JobStore keeps job records.
-// A WriteExpecter is a JobStore that commits concurrent writes together and
-// can be told that one is coming (store.DB): a synchronous generate
-// announces its write when its render starts and withdraws the
-// announcement just before it writes (or when it will not), so the writer
-// may hold a small group for it while busy reports true (docs/decisions.md,
-// "The writer waits for the documents rendering").
-type WriteExpecter interface {
-	ExpectWrites(n int)
-	LingerWhile(busy func() bool)
-}
-
 type JobStore interface {
 	// CreateJobs records jobs and pays for them with charge (nil: free).
 	CreateJobs(ctx context.Context, charge *Charge, jobs ...*Job) error

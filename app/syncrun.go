@@ -47,7 +47,6 @@ type syncRun struct {
 
 	mu       sync.Mutex // held while either side writes the job
 	started  time.Time
-	expected bool  // its write is announced to the store (expect)
 	recorded bool  // a row exists (written before the end)
 	finished bool  // the end is recorded, in ended or err
 	ended    *Job  // the job as its end recorded it (nil: deleted meanwhile)
@@ -158,11 +157,9 @@ func (s *DocumentService) runSync(run context.Context, r *syncRun) {
 	j := r.job
 	ctx := context.WithoutCancel(run) // records are written even while shutting down
 	s.begin(j.ID)
-	s.expect(r, true)
 	detached := false // the write went on without this worker
 	defer func() {
 		if !detached {
-			s.expect(r, false)
 			s.end(j.ID)
 			close(r.done)
 		}
@@ -227,25 +224,8 @@ func (s *DocumentService) runSync(run context.Context, r *syncRun) {
 			close(r.done)
 			s.recording.Done()
 		}()
-		s.expect(r, false)
 		s.recordSync(ctx, r, res, start)
 	}()
-}
-
-// expect announces r's one write to a store that groups writes (on), or
-// withdraws the announcement (off) just before the write is sent or when
-// none will come; each at most once.
-func (s *DocumentService) expect(r *syncRun, on bool) {
-	e, ok := s.Jobs.(WriteExpecter)
-	if !ok || r.expected == on {
-		return
-	}
-	r.expected = on
-	if on {
-		e.ExpectWrites(1)
-	} else {
-		e.ExpectWrites(-1)
-	}
 }
 
 // recordSlotsPerWorker bounds the synchronous writes still running per

@@ -49,12 +49,6 @@ func (s *DocumentService) Start(ctx context.Context, n int) (stop func(grace con
 	s.recordSlots = make(chan struct{}, recordSlotsPerWorker*max(n, 1))
 	s.draining = make(chan struct{})
 	s.workers = max(n, 1)
-	if e, ok := s.Jobs.(WriteExpecter); ok {
-		// The writer holds a commit for an announced write only while no
-		// worker is idle: every core is then rendering, and the wait
-		// costs no render time.
-		e.LingerWhile(func() bool { return s.idleWorkers.Load() == 0 })
-	}
 	if err := s.reconcile(ctx); err != nil {
 		return nil, err
 	}
@@ -226,16 +220,11 @@ func (s *DocumentService) work(claim, run context.Context) {
 		}
 		if e == nil {
 			idle.Reset(idlePoll)
-			s.idleWorkers.Add(1)
 			select {
 			case <-ctx.Done():
-				s.idleWorkers.Add(-1)
 			case <-s.wake:
-				s.idleWorkers.Add(-1)
 			case <-idle.C:
-				s.idleWorkers.Add(-1)
 			case r := <-s.syncRuns:
-				s.idleWorkers.Add(-1)
 				s.runSync(run, r)
 			}
 			continue

@@ -61,13 +61,6 @@ type DB struct {
 	// can tell whether one came while it ran (checkpoint.go).
 	commits atomic.Uint64
 
-	// expected counts the writes announced and not yet sent
-	// (ExpectWrites): while it is above zero a small group lingers.
-	expected  atomic.Int64
-	announced atomic.Int64 // ever, for tests
-	// lingerWhile, when set, is LingerWhile's test.
-	lingerWhile atomic.Pointer[func() bool]
-
 	// wal is the WAL-index's header page, shmPin the connection that
 	// keeps its file (metagen.go); genSeen the metadata generation last
 	// read with the header before it, genReads the reads (for tests).

@@ -121,7 +121,6 @@ func (db *DB) writer() {
 	defer close(db.writerDone)
 	defer db.closeWriterStmts()
 	var next *writeReq // received while a group was gathered, to run alone
-	var t *time.Timer  // linger's, reused
 	for {
 		r := next
 		next = nil
@@ -132,7 +131,6 @@ func (db *DB) writer() {
 			}
 		}
 		group := []*writeReq{r}
-		lingering := false // t runs for this group
 	more:
 		for len(group) < maxGroup && !r.alone {
 			select {
@@ -146,91 +144,13 @@ func (db *DB) writer() {
 				}
 				group = append(group, r2)
 			default:
-				if !db.linger(&group, &next, &t, &lingering) {
-					break more
-				}
+				break more
 			}
-		}
-		if lingering {
-			t.Stop()
 		}
 		if testHookGroup != nil {
 			testHookGroup(group)
 		}
 		db.runGroup(group)
-	}
-}
-
-// Lingering (docs/decisions.md, "The writer waits for the documents
-// rendering"). Under a load of synchronous generates most groups held one
-// call: a document's write reached a writer that was idle, and its
-// commit wrote the pages it shares with the next document (the jobs
-// table's and its indexes' last leaves, the usage and counts rows) a
-// moment before that document wrote them again. A caller may announce a
-// write that is still rendering (ExpectWrites); while LingerWhile's test
-// holds (app: no worker is idle, so every core is rendering), a group
-// smaller than lingerGroup waits up to lingerMax for announced writes, as
-// PostgreSQL's commit_delay waits only while commit_siblings other
-// transactions are open. Nothing announced, no
-// wait: a lone client's writes, the queue's jobs and maintenance steps
-// commit at once.
-var lingerMax = time.Millisecond // a var for tests
-
-const lingerGroup = 8
-
-// ExpectWrites tells the writer that n more writes are coming shortly (a
-// negative n: that many announced have been sent, or will not come). A
-// synchronous generate announces its one write when its render starts;
-// the writer may hold a small group up to lingerMax for it (linger).
-func (db *DB) ExpectWrites(n int) {
-	db.expected.Add(int64(n))
-	if n > 0 {
-		db.announced.Add(int64(n))
-	}
-}
-
-// LingerWhile makes the writer hold a group for announced writes only
-// while busy reports true (app: no worker is idle, so every core renders
-// and a held commit costs no render time). Without it, announced writes
-// are always waited for.
-func (db *DB) LingerWhile(busy func() bool) { db.lingerWhile.Store(&busy) }
-
-// ExpectedWrites is how many writes are announced and not yet sent, and
-// how many were ever announced.
-func (db *DB) ExpectedWrites() (now, ever int64) { return db.expected.Load(), db.announced.Load() }
-
-// linger waits for one more call for the group being gathered, when
-// announced writes are still to come: it reports whether one came (added
-// to group, or set in next when it must run alone), within lingerMax of
-// the group's start.
-func (db *DB) linger(group *[]*writeReq, next **writeReq, t **time.Timer, lingering *bool) bool {
-	if len(*group) >= lingerGroup || (*group)[0].alone || db.expected.Load() <= 0 {
-		return false
-	}
-	if busy := db.lingerWhile.Load(); busy != nil && !(*busy)() {
-		return false
-	}
-	if !*lingering {
-		*lingering = true
-		if *t == nil {
-			*t = time.NewTimer(lingerMax)
-		} else {
-			(*t).Reset(lingerMax)
-		}
-	}
-	select {
-	case r, ok := <-db.writes:
-		if !ok {
-			return false
-		}
-		if r.alone {
-			*next = r
-			return false
-		}
-		*group = append(*group, r)
-		return true
-	case <-(*t).C:
-		return false
 	}
 }
 
