@@ -8,19 +8,27 @@ import (
 	"testing"
 )
 
+// watchedDB opens a database whose WAL-index is mapped and reads its
+// generation once.
+func watchedDB(t *testing.T) (*DB, int64) {
+	t.Helper()
+	db := mustDB(t)
+	if db.wal == nil {
+		t.Skip("the WAL-index is not mapped on this system")
+	}
+	n, err := db.MetadataGeneration(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, n
+}
+
 // The metadata generation is read with a statement once, then served from
 // the last read while nothing is committed; any commit, even one that
 // leaves the generation as it was, makes the next call read it again.
 func TestGenerationReadAgainOnlyAfterACommit(t *testing.T) {
 	ctx := context.Background()
-	db := mustDB(t)
-	if db.wal == nil {
-		t.Skip("the WAL-index is not mapped on this system")
-	}
-	n, err := db.MetadataGeneration(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, n := watchedDB(t)
 	reads := db.genReads.Load()
 	for range 50 {
 		if got, err := db.MetadataGeneration(ctx); err != nil || got != n {
@@ -53,19 +61,10 @@ func TestGenerationReadAgainOnlyAfterACommit(t *testing.T) {
 }
 
 // A write by another process (folio admin) is seen at the next call,
-// also after the readers' pool closed all its connections (TrimIdle),
-// which would let SQLite remove the -shm file this process mapped were it
-// not for the connection DB keeps open.
+// also after the idle trim closed the readers' connections.
 func TestGenerationSeesAnotherProcess(t *testing.T) {
 	ctx := context.Background()
-	db := mustDB(t)
-	if db.wal == nil {
-		t.Skip("the WAL-index is not mapped on this system")
-	}
-	n, err := db.MetadataGeneration(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, n := watchedDB(t)
 	for i := range 2 {
 		if err := db.TrimIdle(ctx); err != nil {
 			t.Fatal(err)
