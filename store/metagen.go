@@ -31,7 +31,6 @@ func (db *DB) MetadataGeneration(ctx context.Context) (int64, error) {
 	if err := db.read.QueryRowContext(shortRead(ctx), `SELECT n FROM meta_generation WHERE id = 1`).Scan(&n); err != nil {
 		return 0, err
 	}
-	db.genReads.Add(1)
 	if known {
 		db.genSeen.Store(&genSeen{header: h, n: n})
 	}

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"os"
 	"os/exec"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -29,13 +31,23 @@ func watchedDB(t *testing.T) (*DB, int64) {
 func TestGenerationReadAgainOnlyAfterACommit(t *testing.T) {
 	ctx := context.Background()
 	db, n := watchedDB(t)
-	reads := db.genReads.Load()
+	var mu sync.Mutex
+	reads := 0 // the generation's statements run (TraceQueries)
+	stop := TraceQueries(func(q string, _ int) {
+		if strings.Contains(q, "FROM meta_generation") {
+			mu.Lock()
+			reads++
+			mu.Unlock()
+		}
+	})
+	defer stop()
+	readsNow := func() int { mu.Lock(); defer mu.Unlock(); return reads }
 	for range 50 {
 		if got, err := db.MetadataGeneration(ctx); err != nil || got != n {
 			t.Fatalf("generation %d, %v; want %d", got, err, n)
 		}
 	}
-	if r := db.genReads.Load() - reads; r != 0 {
+	if r := readsNow(); r != 0 {
 		t.Fatalf("%d reads with nothing committed", r)
 	}
 	// A commit that does not change the generation: read again, same value.
@@ -45,8 +57,8 @@ func TestGenerationReadAgainOnlyAfterACommit(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := db.MetadataGeneration(ctx); err != nil || got != n || db.genReads.Load()-reads != 1 {
-		t.Fatalf("after a commit: generation %d, %v, %d reads", got, err, db.genReads.Load()-reads)
+	if got, err := db.MetadataGeneration(ctx); err != nil || got != n || readsNow() != 1 {
+		t.Fatalf("after a commit: generation %d, %v, %d reads", got, err, readsNow())
 	}
 	// One that does.
 	if err := db.tx(ctx, func(tx *Tx) error {

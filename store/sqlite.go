@@ -63,12 +63,11 @@ type DB struct {
 
 	// wal is the WAL-index's header page, shmPin the connection that
 	// keeps its file (metagen.go); genSeen the metadata generation last
-	// read with the header before it, genReads the reads (for tests).
+	// read with the header before it.
 	wal      *walIndex
 	shmPin   *sql.Conn
 	shmPinDB *sql.DB
 	genSeen  atomic.Pointer[genSeen]
-	genReads atomic.Int64
 }
 
 // readConns is the size of the reader pool.
