@@ -20,6 +20,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if path := os.Getenv("FOLIO_TEST_WAL_WRITER"); path != "" {
+		if err := walWriterChild(path); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if bench, run := flag.Lookup("test.bench").Value.String(), flag.Lookup("test.run").Value.String(); bench != "" && run == "^$" {
 		// Only benchmarks: they measure statements without the trace's
 		// stack walk each.

@@ -80,11 +80,14 @@ func Open(ctx context.Context, path string) (*DB, error) { return open(ctx, path
 // the file named upTo ("": all); tests build older schemas with it.
 func open(ctx context.Context, path, upTo string) (*DB, error) {
 	dsn := func(extra string) string {
-		q := url.Values{}
+		q := url.Values{"vfs": {walVFSName}}
 		for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(NORMAL)"} {
 			q.Add("_pragma", p)
 		}
 		return "file:" + path + "?" + q.Encode() + extra
+	}
+	if err := registerWALVFS(); err != nil {
+		return nil, err
 	}
 	// SQLite would create the database 0644 (less the umask) and gives its
 	// -wal and -shm files the mode of the database file, so the file is
