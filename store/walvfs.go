@@ -31,8 +31,8 @@ import (
 // with frames in the buffer had not committed them: SQLite treats the
 // WAL after a crash exactly as when it died between its own writes.
 // Errors of the gathered write are returned by the call that made it
-// (the commit's header write, or the call that found a buffer), never
-// lost.
+// (the commit's header write, or the call that found a buffer); a buffer
+// whose write failed is kept for the next call, never lost.
 //
 // docs/decisions.md, "The WAL's frames in one write".
 
@@ -51,24 +51,25 @@ var (
 	walVFSErr  error
 
 	walVFS     sqlite3.Tsqlite3_vfs        // a copy of the default VFS, xOpen replaced
-	walMethods sqlite3.Tsqlite3_io_methods // the WAL file's methods, some wrapped
+	walMethods sqlite3.Tsqlite3_io_methods // a WAL file's methods, some wrapped
 	baseVFS    uintptr                     // the default VFS (unix)
 	baseFile   int32                       // its szOsFile: our handle is stored after it
 	walBase    atomic.Uintptr              // the methods walMethods wraps (set once)
-	walBaseMu  sync.Mutex
+	wrapMu     sync.Mutex
 
 	walFiles   sync.Map // handle -> *walFile
 	walHandles atomic.Uint64
 
-	// walWrites counts the pwrites the wrapper made for the WAL (tests).
+	// walWrites counts the writes the wrapper made to WAL files (tests).
 	walWrites atomic.Int64
 )
 
 // walFile is the buffer of one open WAL file. SQLite uses a file from one
 // thread at a time (its connection's), so it needs no lock of its own.
 type walFile struct {
-	buf []byte
-	off int64 // the file offset of buf[0]
+	buf  []byte
+	off  int64                        // the file offset of buf[0]
+	base *sqlite3.Tsqlite3_io_methods // the default VFS's methods for it
 }
 
 type (
@@ -125,10 +126,6 @@ func ptr(u uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&u
 //go:noinline
 func cbytes(u uintptr, n int32) []byte { return unsafe.Slice((*byte)(ptr(u)), n) }
 
-func baseMethods() *sqlite3.Tsqlite3_io_methods {
-	return (*sqlite3.Tsqlite3_io_methods)(ptr(walBase.Load()))
-}
-
 // handleOf is where a file's handle is kept: after the default VFS's own
 // file structure, in the space walVFS.FszOsFile adds.
 func handleOf(pFile uintptr) *uint64 { return (*uint64)(ptr(pFile + uintptr(baseFile))) }
@@ -145,20 +142,21 @@ func walOpen(tls *libc.TLS, pVfs, zName, pFile uintptr, flags int32, pOutFlags u
 		return rc
 	}
 	h := walHandles.Add(1)
-	walFiles.Store(h, &walFile{})
+	walFiles.Store(h, &walFile{base: (*sqlite3.Tsqlite3_io_methods)(ptr(file.FpMethods))})
 	*handleOf(pFile) = h
 	file.FpMethods = uintptr(unsafe.Pointer(&walMethods))
 	return rc
 }
 
-// wrapMethods builds walMethods from the first WAL file's methods; a WAL
-// file with other methods (none on one platform) is left as it is.
+// wrapMethods builds walMethods from the first WAL file's methods (the
+// unix VFS gives a WAL methods without locks, a database file others). A
+// WAL file with other methods (none on one platform) is left as it is.
 func wrapMethods(m uintptr) bool {
 	if b := walBase.Load(); b != 0 {
 		return b == m
 	}
-	walBaseMu.Lock()
-	defer walBaseMu.Unlock()
+	wrapMu.Lock()
+	defer wrapMu.Unlock()
 	if b := walBase.Load(); b != 0 {
 		return b == m
 	}
@@ -179,16 +177,27 @@ func fileOf(pFile uintptr) *walFile {
 	return f.(*walFile)
 }
 
-// flush writes what f gathered.
+// flush writes what f gathered. When the write fails the buffer is kept,
+// and written again by the next call, which returns the error if it fails
+// again: a call whose result SQLite ignores (a file control hint) loses
+// nothing.
 func (f *walFile) flush(tls *libc.TLS, pFile uintptr) int32 {
 	if len(f.buf) == 0 {
 		return sqlite3.SQLITE_OK
 	}
-	write := *(*fnRW)(unsafe.Pointer(&baseMethods().FxWrite))
+	write := *(*fnRW)(unsafe.Pointer(&f.base.FxWrite))
 	rc := write(tls, pFile, uintptr(unsafe.Pointer(&f.buf[0])), int32(len(f.buf)), f.off)
 	walWrites.Add(1)
-	f.buf = f.buf[:0]
+	if rc == sqlite3.SQLITE_OK {
+		f.buf = f.buf[:0]
+	}
 	return rc
+}
+
+// pending writes what was gathered before another call on the file.
+func pending(tls *libc.TLS, pFile uintptr) (*walFile, int32) {
+	f := fileOf(pFile)
+	return f, f.flush(tls, pFile)
 }
 
 func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32 {
@@ -214,49 +223,54 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32
 		return sqlite3.SQLITE_OK
 	}
 	walWrites.Add(1)
-	return (*(*fnRW)(unsafe.Pointer(&baseMethods().FxWrite)))(tls, pFile, zBuf, iAmt, iOfst)
+	return (*(*fnRW)(unsafe.Pointer(&f.base.FxWrite)))(tls, pFile, zBuf, iAmt, iOfst)
 }
 
 func walRead(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32 {
-	if rc := fileOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	f, rc := pending(tls, pFile)
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*fnRW)(unsafe.Pointer(&baseMethods().FxRead)))(tls, pFile, zBuf, iAmt, iOfst)
+	return (*(*fnRW)(unsafe.Pointer(&f.base.FxRead)))(tls, pFile, zBuf, iAmt, iOfst)
 }
 
 func walTruncate(tls *libc.TLS, pFile uintptr, size int64) int32 {
-	if rc := fileOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	f, rc := pending(tls, pFile)
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*fnTruncate)(unsafe.Pointer(&baseMethods().FxTruncate)))(tls, pFile, size)
+	return (*(*fnTruncate)(unsafe.Pointer(&f.base.FxTruncate)))(tls, pFile, size)
 }
 
 func walSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
-	if rc := fileOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	f, rc := pending(tls, pFile)
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*fnSync)(unsafe.Pointer(&baseMethods().FxSync)))(tls, pFile, flags)
+	return (*(*fnSync)(unsafe.Pointer(&f.base.FxSync)))(tls, pFile, flags)
 }
 
 func walFileSize(tls *libc.TLS, pFile, pSize uintptr) int32 {
-	if rc := fileOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	f, rc := pending(tls, pFile)
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*fnSize)(unsafe.Pointer(&baseMethods().FxFileSize)))(tls, pFile, pSize)
+	return (*(*fnSize)(unsafe.Pointer(&f.base.FxFileSize)))(tls, pFile, pSize)
 }
 
 func walFileControl(tls *libc.TLS, pFile uintptr, op int32, pArg uintptr) int32 {
-	if rc := fileOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	f, rc := pending(tls, pFile)
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*fnControl)(unsafe.Pointer(&baseMethods().FxFileControl)))(tls, pFile, op, pArg)
+	return (*(*fnControl)(unsafe.Pointer(&f.base.FxFileControl)))(tls, pFile, op, pArg)
 }
 
 func walClose(tls *libc.TLS, pFile uintptr) int32 {
 	h := *handleOf(pFile)
-	rc := fileOf(pFile).flush(tls, pFile)
+	f, rc := pending(tls, pFile)
 	walFiles.Delete(h)
-	if rc2 := (*(*fnClose)(unsafe.Pointer(&baseMethods().FxClose)))(tls, pFile); rc == sqlite3.SQLITE_OK {
+	if rc2 := (*(*fnClose)(unsafe.Pointer(&f.base.FxClose)))(tls, pFile); rc == sqlite3.SQLITE_OK {
 		rc = rc2
 	}
 	return rc

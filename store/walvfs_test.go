@@ -83,8 +83,8 @@ func TestWALFramesInOneWrite(t *testing.T) {
 	if frames < 15 {
 		t.Fatalf("the commit wrote %d frames; the test needs more", frames)
 	}
-	if writes > 3 {
-		t.Fatalf("%d frames took %d writes, want at most 3", frames, writes)
+	if writes < 1 || writes > 3 {
+		t.Fatalf("%d frames took %d writes through the VFS, want 1 to 3", frames, writes)
 	}
 	// What was gathered reads back, from another connection and from a
 	// connection through the default VFS.
