@@ -37,6 +37,58 @@ func (db *DB) MetadataGeneration(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
+// The writer's own commits (issue 24, tenth session). Under a load of
+// writes nearly every request found the header changed by the last
+// commit and read the generation with a statement. Each of this process's
+// write transactions reads the generation just before its commit, with
+// the WAL-index header as it was then (its write lock held since BEGIN
+// IMMEDIATE, no other commit can come between), and publishes the pair
+// after its commit when the header's change counter (iChange) rose by
+// exactly one: that commit was its own, so the generation it read is the
+// one the header now stands for. A commit by anyone else in between
+// raises the counter further, and the next request reads the statement.
+
+// genBefore is what a write transaction read before its commit.
+type genBefore struct {
+	header walIndexHeader
+	n      int64
+	ok     bool
+}
+
+// walChange is the index of iChange in walIndexHeader (byte offset 8).
+const walChange = 2
+
+// genStatement is the generation's statement in a write transaction; its
+// text differs from MetadataGeneration's so that tests can tell them apart.
+const genStatement = `SELECT n AS generation FROM meta_generation WHERE id = 1`
+
+// generationBeforeCommit reads the generation in the writer's transaction
+// (nothing when the WAL-index is not mapped).
+func (db *DB) generationBeforeCommit(ctx context.Context, tx *Tx) genBefore {
+	h, known := db.wal.header()
+	if !known {
+		return genBefore{}
+	}
+	var g genBefore
+	if tx.QueryRowContext(ctx, genStatement).Scan(&g.n) != nil {
+		return genBefore{}
+	}
+	g.header, g.ok = h, true
+	return g
+}
+
+// generationCommitted publishes g for MetadataGeneration once the commit
+// after it is known to be the only one since.
+func (db *DB) generationCommitted(g genBefore) {
+	if !g.ok {
+		return
+	}
+	h, known := db.wal.header()
+	if known && h[walChange] == g.header[walChange]+1 {
+		db.genSeen.Store(&genSeen{header: h, n: g.n})
+	}
+}
+
 // genSeen is a generation read and the WAL-index header read just before.
 type genSeen struct {
 	header walIndexHeader

@@ -26,15 +26,17 @@ func watchedDB(t *testing.T) (*DB, int64) {
 }
 
 // The metadata generation is read with a statement once, then served from
-// the last read while nothing is committed; any commit, even one that
-// leaves the generation as it was, makes the next call read it again.
+// the last read while nothing is committed. This process's own commits
+// publish the generation they committed (the writer reads it before each
+// commit), so they cost requests no statement either, whether they change
+// it or not; a commit by another process makes the next call read it.
 func TestGenerationReadAgainOnlyAfterACommit(t *testing.T) {
 	ctx := context.Background()
 	db, n := watchedDB(t)
 	var mu sync.Mutex
-	reads := 0 // the generation's statements run (TraceQueries)
+	reads := 0 // MetadataGeneration's statements run (TraceQueries)
 	stop := TraceQueries(func(q string, _ int) {
-		if strings.Contains(q, "FROM meta_generation") {
+		if strings.Contains(q, "SELECT n FROM meta_generation") {
 			mu.Lock()
 			reads++
 			mu.Unlock()
@@ -50,25 +52,58 @@ func TestGenerationReadAgainOnlyAfterACommit(t *testing.T) {
 	if r := readsNow(); r != 0 {
 		t.Fatalf("%d reads with nothing committed", r)
 	}
-	// A commit that does not change the generation: read again, same value.
-	if err := db.tx(ctx, func(tx *Tx) error {
-		_, err := tx.ExecContext(ctx, `CREATE TABLE unrelated (x)`)
-		return err
-	}); err != nil {
-		t.Fatal(err)
+	// A commit of this process that does not change the generation, and
+	// one that does.
+	for i, q := range []string{`CREATE TABLE unrelated (x)`, `UPDATE meta_generation SET n = n + 1 WHERE id = 1`} {
+		if err := db.tx(ctx, func(tx *Tx) error {
+			_, err := tx.ExecContext(ctx, q)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := db.MetadataGeneration(ctx); err != nil || got != n+int64(i) || readsNow() != 0 {
+			t.Fatalf("after %q: generation %d, %v, %d reads; want %d and none", q, got, err, readsNow(), n+int64(i))
+		}
 	}
-	if got, err := db.MetadataGeneration(ctx); err != nil || got != n || readsNow() != 1 {
-		t.Fatalf("after a commit: generation %d, %v, %d reads", got, err, readsNow())
+	// Another process's commit.
+	cmd := exec.Command(os.Args[0], "-test.run", "^$")
+	cmd.Env = append(os.Environ(), "FOLIO_TEST_BUMP_GENERATION="+db.Path)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the other process: %v\n%s", err, out)
 	}
-	// One that does.
-	if err := db.tx(ctx, func(tx *Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE meta_generation SET n = n + 1 WHERE id = 1`)
-		return err
-	}); err != nil {
-		t.Fatal(err)
+	if got, err := db.MetadataGeneration(ctx); err != nil || got != n+2 || readsNow() != 1 {
+		t.Fatalf("after another process's commit: generation %d, %v, %d reads; want %d and one", got, err, readsNow(), n+2)
 	}
-	if got, err := db.MetadataGeneration(ctx); err != nil || got != n+1 {
-		t.Fatalf("after a new generation: %d, %v; want %d", got, err, n+1)
+}
+
+// A generation read before a commit is published only when that commit
+// is the only one since the read: with a second commit between, the pair
+// could stand for a generation the other commit changed.
+func TestGenerationPublishedOnlyAfterOneCommit(t *testing.T) {
+	ctx := context.Background()
+	db, n := watchedDB(t)
+	commit := func() {
+		if err := db.tx(ctx, func(tx *Tx) error {
+			_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS unrelated (x); INSERT INTO unrelated VALUES (1)`)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, commits := range []int{2, 1} {
+		h, _ := db.wal.header()
+		stale := genBefore{header: h, n: n + 1000, ok: true}
+		for range commits {
+			commit()
+		}
+		db.generationCommitted(stale)
+		got, err := db.MetadataGeneration(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[int]int64{2: n, 1: n + 1000}[commits]; got != want {
+			t.Fatalf("%d commits after the read: generation %d, want %d", commits, got, want)
+		}
 	}
 }
 

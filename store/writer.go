@@ -310,8 +310,13 @@ func (db *DB) runTx(group []*writeReq, results []writeResult) error {
 				return err
 			}
 		}
+		gen := db.generationBeforeCommit(ctx, tx)
 		defer db.commits.Add(1)
-		return end(sqlCommit)
+		err := end(sqlCommit)
+		if err == nil {
+			db.generationCommitted(gen)
+		}
+		return err
 	}
 	if len(group) == 1 {
 		if !group[0].start() {
