@@ -184,7 +184,7 @@ func TestCachedGenerateStatements(t *testing.T) {
 	if got := seen["SELECT n FROM meta_generation WHERE id = 1"]; got != 0 {
 		t.Errorf("requests read the metadata generation %d times in %d generates, want 0", got, n)
 	}
-	if got := seen["SELECT n AS generation FROM meta_generation WHERE id = 1"]; got != n {
+	if got := seen["SELECT n AS generation, total_changes() FROM meta_generation WHERE id = 1"]; got != n {
 		t.Errorf("the writer read the metadata generation %d times in %d generates, want %d", got, n, n)
 	}
 	if testing.Verbose() {

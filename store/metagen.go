@@ -40,8 +40,8 @@ func (db *DB) MetadataGeneration(ctx context.Context) (int64, error) {
 // The writer's own commits (issue 24, tenth session). Under a load of
 // writes nearly every request found the header changed by the last
 // commit and read the generation with a statement. Each of this process's
-// write transactions reads the generation just before its commit, with
-// the WAL-index header as it was then (its write lock held since BEGIN
+// write transactions that changed rows reads the generation just before its
+// commit, with the WAL-index header as it was then (its write lock held since BEGIN
 // IMMEDIATE, no other commit can come between), and publishes the pair
 // after its commit when the header's change counter (iChange) rose by
 // exactly one: that commit was its own, so the generation it read is the
@@ -58,19 +58,38 @@ type genBefore struct {
 // walChange is the index of iChange in walIndexHeader (byte offset 8).
 const walChange = 2
 
-// genStatement is the generation's statement in a write transaction; its
-// text differs from MetadataGeneration's so that tests can tell them apart.
-const genStatement = `SELECT n AS generation FROM meta_generation WHERE id = 1`
+// genStatement is the generation's statement in a write transaction, with
+// the rows the connection has changed so far; its text differs from
+// MetadataGeneration's so that tests can tell them apart.
+const genStatement = `SELECT n AS generation, total_changes() FROM meta_generation WHERE id = 1`
 
-// generationBeforeCommit reads the generation in the writer's transaction
-// (nothing when the WAL-index is not mapped).
-func (db *DB) generationBeforeCommit(ctx context.Context, tx *Tx) genBefore {
+// changesAtBegin is how many rows the writer's connection had changed when
+// the transaction began (-1 when the WAL-index is not mapped).
+func (db *DB) changesAtBegin(ctx context.Context, tx *Tx) int64 {
+	if _, known := db.wal.header(); !known {
+		return -1
+	}
+	var n int64
+	if tx.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&n) != nil {
+		return -1
+	}
+	return n
+}
+
+// generationBeforeCommit reads the generation in the writer's transaction.
+// Only a transaction that changed rows is worth publishing: one that
+// changed none writes no frame, so its COMMIT leaves iChange as it was,
+// and another process's commit right after it would raise the counter by
+// one (found by review). Any change, even one a savepoint undid, makes the
+// commit write frames.
+func (db *DB) generationBeforeCommit(ctx context.Context, tx *Tx, changesAtBegin int64) genBefore {
 	h, known := db.wal.header()
-	if !known {
+	if !known || changesAtBegin < 0 {
 		return genBefore{}
 	}
 	var g genBefore
-	if tx.QueryRowContext(ctx, genStatement).Scan(&g.n) != nil {
+	var changes int64
+	if tx.QueryRowContext(ctx, genStatement).Scan(&g.n, &changes) != nil || changes == changesAtBegin {
 		return genBefore{}
 	}
 	g.header, g.ok = h, true

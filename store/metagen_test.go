@@ -27,12 +27,29 @@ func watchedDB(t *testing.T) (*DB, int64) {
 
 // The metadata generation is read with a statement once, then served from
 // the last read while nothing is committed. This process's own commits
-// publish the generation they committed (the writer reads it before each
-// commit), so they cost requests no statement either, whether they change
-// it or not; a commit by another process makes the next call read it.
+// that change rows publish the generation they committed (the writer reads
+// it before each commit), so they cost requests no statement either,
+// whether they change it or not; a commit that changes no row, and a
+// commit by another process, make the next call read it.
 func TestGenerationReadAgainOnlyAfterACommit(t *testing.T) {
 	ctx := context.Background()
 	db, n := watchedDB(t)
+	// A commit that changes no row (DDL) is not published: the next call
+	// reads the generation.
+	if err := db.tx(ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE unrelated (x)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if seen := db.genSeen.Load(); seen != nil {
+		if h, _ := db.wal.header(); seen.header == h {
+			t.Fatal("a commit that changed no row published its generation")
+		}
+	}
+	if got, err := db.MetadataGeneration(ctx); err != nil || got != n {
+		t.Fatalf("generation %d, %v; want %d", got, err, n)
+	}
 	var mu sync.Mutex
 	reads := 0 // MetadataGeneration's statements run (TraceQueries)
 	stop := TraceQueries(func(q string, _ int) {
@@ -54,7 +71,7 @@ func TestGenerationReadAgainOnlyAfterACommit(t *testing.T) {
 	}
 	// A commit of this process that does not change the generation, and
 	// one that does.
-	for i, q := range []string{`CREATE TABLE unrelated (x)`, `UPDATE meta_generation SET n = n + 1 WHERE id = 1`} {
+	for i, q := range []string{`INSERT INTO unrelated VALUES (1)`, `UPDATE meta_generation SET n = n + 1 WHERE id = 1`} {
 		if err := db.tx(ctx, func(tx *Tx) error {
 			_, err := tx.ExecContext(ctx, q)
 			return err

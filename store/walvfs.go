@@ -31,8 +31,9 @@ import (
 // with frames in the buffer had not committed them: SQLite treats the
 // WAL after a crash exactly as when it died between its own writes.
 // Errors of the gathered write are returned by the call that made it
-// (the commit's header write, or the call that found a buffer); a buffer
-// whose write failed is kept for the next call, never lost.
+// (the commit's header write, or the call that found a buffer). A buffer
+// never outlives its write transaction: what is left when the connection
+// releases its write lock is dropped (dbShmLock).
 //
 // docs/decisions.md, "The WAL's frames in one write".
 
@@ -52,12 +53,15 @@ var (
 
 	walVFS     sqlite3.Tsqlite3_vfs        // a copy of the default VFS, xOpen replaced
 	walMethods sqlite3.Tsqlite3_io_methods // a WAL file's methods, some wrapped
+	dbMethods  sqlite3.Tsqlite3_io_methods // a database file's methods, xShmLock wrapped
 	baseVFS    uintptr                     // the default VFS (unix)
 	baseFile   int32                       // its szOsFile: our handle is stored after it
 	walBase    atomic.Uintptr              // the methods walMethods wraps (set once)
+	dbBase     atomic.Uintptr              // the methods dbMethods wraps (set once)
 	wrapMu     sync.Mutex
 
 	walFiles   sync.Map // handle -> *walFile
+	walOfDB    sync.Map // a database file (sqlite3_file address) -> its WAL's *walFile
 	walHandles atomic.Uint64
 
 	// walWrites counts the writes the wrapper made to WAL files (tests).
@@ -67,9 +71,10 @@ var (
 // walFile is the buffer of one open WAL file. SQLite uses a file from one
 // thread at a time (its connection's), so it needs no lock of its own.
 type walFile struct {
-	buf  []byte
-	off  int64                        // the file offset of buf[0]
-	base *sqlite3.Tsqlite3_io_methods // the default VFS's methods for it
+	buf    []byte
+	off    int64                        // the file offset of buf[0]
+	base   *sqlite3.Tsqlite3_io_methods // the default VFS's methods for it
+	dbFile uintptr                      // its database file
 }
 
 type (
@@ -80,6 +85,7 @@ type (
 	fnSync     = func(*libc.TLS, uintptr, int32) int32
 	fnSize     = func(*libc.TLS, uintptr, uintptr) int32
 	fnControl  = func(*libc.TLS, uintptr, int32, uintptr) int32
+	fnShmLock  = func(*libc.TLS, uintptr, int32, int32, int32) int32
 )
 
 // registerWALVFS registers the "folio" VFS once per process.
@@ -134,31 +140,57 @@ func walOpen(tls *libc.TLS, pVfs, zName, pFile uintptr, flags int32, pOutFlags u
 	*handleOf(pFile) = 0
 	open := *(*fnOpen)(unsafe.Pointer(&(*sqlite3.Tsqlite3_vfs)(ptr(baseVFS)).FxOpen))
 	rc := open(tls, baseVFS, zName, pFile, flags, pOutFlags)
-	if rc != sqlite3.SQLITE_OK || flags&sqlite3.SQLITE_OPEN_WAL == 0 {
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
 	file := (*sqlite3.Tsqlite3_file)(ptr(pFile))
-	if file.FpMethods == 0 || !wrapMethods(file.FpMethods) {
+	if file.FpMethods == 0 {
 		return rc
 	}
-	h := walHandles.Add(1)
-	walFiles.Store(h, &walFile{base: (*sqlite3.Tsqlite3_io_methods)(ptr(file.FpMethods))})
-	*handleOf(pFile) = h
-	file.FpMethods = uintptr(unsafe.Pointer(&walMethods))
+	switch {
+	case flags&sqlite3.SQLITE_OPEN_MAIN_DB != 0:
+		if wrapMethods(&dbBase, file.FpMethods) {
+			file.FpMethods = uintptr(unsafe.Pointer(&dbMethods))
+		}
+	case flags&sqlite3.SQLITE_OPEN_WAL != 0:
+		// Gathered only when its database file's write lock is watched
+		// (dbShmLock): a buffer must not outlive the transaction.
+		db := sqlite3.Xsqlite3_database_file_object(tls, zName)
+		if db == 0 || (*sqlite3.Tsqlite3_file)(ptr(db)).FpMethods != uintptr(unsafe.Pointer(&dbMethods)) ||
+			!wrapMethods(&walBase, file.FpMethods) {
+			return rc
+		}
+		h := walHandles.Add(1)
+		f := &walFile{base: (*sqlite3.Tsqlite3_io_methods)(ptr(file.FpMethods)), dbFile: db}
+		walFiles.Store(h, f)
+		walOfDB.Store(db, f)
+		*handleOf(pFile) = h
+		file.FpMethods = uintptr(unsafe.Pointer(&walMethods))
+	}
 	return rc
 }
 
-// wrapMethods builds walMethods from the first WAL file's methods (the
-// unix VFS gives a WAL methods without locks, a database file others). A
-// WAL file with other methods (none on one platform) is left as it is.
-func wrapMethods(m uintptr) bool {
-	if b := walBase.Load(); b != 0 {
+// wrapMethods builds walMethods (seen is walBase) or dbMethods (dbBase)
+// from the first such file's methods: the unix VFS gives a WAL methods
+// without locks, a database file others. A file whose methods differ
+// from the first of its kind (none on one platform) is left as it is.
+func wrapMethods(seen *atomic.Uintptr, m uintptr) bool {
+	if b := seen.Load(); b != 0 {
 		return b == m
 	}
 	wrapMu.Lock()
 	defer wrapMu.Unlock()
-	if b := walBase.Load(); b != 0 {
+	if b := seen.Load(); b != 0 {
 		return b == m
+	}
+	if seen == &dbBase {
+		dbMethods = *(*sqlite3.Tsqlite3_io_methods)(ptr(m))
+		if dbMethods.FiVersion < 2 || dbMethods.FxShmLock == 0 {
+			return false // no WAL-index: nothing to watch
+		}
+		*(*fnShmLock)(unsafe.Pointer(&dbMethods.FxShmLock)) = dbShmLock
+		dbBase.Store(m)
+		return true
 	}
 	walMethods = *(*sqlite3.Tsqlite3_io_methods)(ptr(m))
 	*(*fnClose)(unsafe.Pointer(&walMethods.FxClose)) = walClose
@@ -172,15 +204,36 @@ func wrapMethods(m uintptr) bool {
 	return true
 }
 
+// walWriteLock is the WAL-index lock a write transaction holds (SQLite's
+// WAL_WRITE_LOCK, the first of its shared-memory locks).
+const walWriteLock = 0
+
+// dbShmLock drops what the WAL buffer still holds when the connection
+// gives up its write lock. A committed transaction left nothing there (its
+// commit wrote the buffer); what is left are frames of a transaction rolled
+// back after a cache spill, or of a commit whose write failed, which SQLite
+// will never read. Written later, they could land on frames another
+// connection or process committed at the same place after this lock was
+// released (found by review, reproduced: TestWALRolledBackSpillNotWrittenLater).
+// SQLite calls a database file only from its connection's thread, the
+// thread that uses its WAL file.
+func dbShmLock(tls *libc.TLS, pFile uintptr, offset, n, flags int32) int32 {
+	if flags == sqlite3.SQLITE_SHM_UNLOCK|sqlite3.SQLITE_SHM_EXCLUSIVE && offset <= walWriteLock && offset+n > walWriteLock {
+		if f, ok := walOfDB.Load(pFile); ok {
+			f.(*walFile).buf = f.(*walFile).buf[:0]
+		}
+	}
+	return (*(*fnShmLock)(unsafe.Pointer(&(*sqlite3.Tsqlite3_io_methods)(ptr(dbBase.Load())).FxShmLock)))(tls, pFile, offset, n, flags)
+}
+
 func fileOf(pFile uintptr) *walFile {
 	f, _ := walFiles.Load(*handleOf(pFile))
 	return f.(*walFile)
 }
 
-// flush writes what f gathered. When the write fails the buffer is kept,
-// and written again by the next call, which returns the error if it fails
-// again: a call whose result SQLite ignores (a file control hint) loses
-// nothing.
+// flush writes what f gathered. A failed write is dropped, as a write
+// SQLite made itself would have left nothing (or junk) there: the call
+// returns the error and SQLite fails its transaction.
 func (f *walFile) flush(tls *libc.TLS, pFile uintptr) int32 {
 	if len(f.buf) == 0 {
 		return sqlite3.SQLITE_OK
@@ -188,9 +241,7 @@ func (f *walFile) flush(tls *libc.TLS, pFile uintptr) int32 {
 	write := *(*fnRW)(unsafe.Pointer(&f.base.FxWrite))
 	rc := write(tls, pFile, uintptr(unsafe.Pointer(&f.buf[0])), int32(len(f.buf)), f.off)
 	walWrites.Add(1)
-	if rc == sqlite3.SQLITE_OK {
-		f.buf = f.buf[:0]
-	}
+	f.buf = f.buf[:0]
 	return rc
 }
 
@@ -270,6 +321,7 @@ func walClose(tls *libc.TLS, pFile uintptr) int32 {
 	h := *handleOf(pFile)
 	f, rc := pending(tls, pFile)
 	walFiles.Delete(h)
+	walOfDB.CompareAndDelete(f.dbFile, f)
 	if rc2 := (*(*fnClose)(unsafe.Pointer(&f.base.FxClose)))(tls, pFile); rc == sqlite3.SQLITE_OK {
 		rc = rc2
 	}

@@ -273,6 +273,7 @@ func (db *DB) runTx(group []*writeReq, results []writeResult) error {
 		return err
 	}
 	tx := &Tx{wc: wc, quota: &db.quota}
+	changes := db.changesAtBegin(ctx, tx)
 	ended := false
 	end := func(query string) error {
 		tx.closeRows()
@@ -310,7 +311,7 @@ func (db *DB) runTx(group []*writeReq, results []writeResult) error {
 				return err
 			}
 		}
-		gen := db.generationBeforeCommit(ctx, tx)
+		gen := db.generationBeforeCommit(ctx, tx, changes)
 		defer db.commits.Add(1)
 		err := end(sqlCommit)
 		if err == nil {
