@@ -80,8 +80,9 @@ func (db *DB) changesAtBegin(ctx context.Context, tx *Tx) int64 {
 // Only a transaction that changed rows is worth publishing: one that
 // changed none writes no frame, so its COMMIT leaves iChange as it was,
 // and another process's commit right after it would raise the counter by
-// one (found by review). Any change, even one a savepoint undid, makes the
-// commit write frames.
+// one (found by review). A change does not prove a frame either (an
+// UPDATE to the same values writes none): generationCommitted also needs
+// the commit frame written.
 func (db *DB) generationBeforeCommit(ctx context.Context, tx *Tx, changesAtBegin int64) genBefore {
 	h, known := db.wal.header()
 	if !known || changesAtBegin < 0 {
@@ -97,9 +98,13 @@ func (db *DB) generationBeforeCommit(ctx context.Context, tx *Tx, changesAtBegin
 }
 
 // generationCommitted publishes g for MetadataGeneration once the commit
-// after it is known to be the only one since.
-func (db *DB) generationCommitted(g genBefore) {
-	if !g.ok {
+// after it is known to be the only one since: wrote says the COMMIT wrote
+// its commit frame (the only commit frame this process wrote meanwhile),
+// so it raised iChange itself. A transaction can change rows and write
+// nothing (an UPDATE to the same values: found by the second review), so
+// total_changes() alone did not prove it.
+func (db *DB) generationCommitted(g genBefore, wrote bool) {
+	if !g.ok || !wrote {
 		return
 	}
 	h, known := db.wal.header()

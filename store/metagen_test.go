@@ -113,7 +113,7 @@ func TestGenerationPublishedOnlyAfterOneCommit(t *testing.T) {
 		for range commits {
 			commit()
 		}
-		db.generationCommitted(stale)
+		db.generationCommitted(stale, true)
 		got, err := db.MetadataGeneration(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -176,5 +176,33 @@ func BenchmarkMetadataGeneration(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A transaction that changes a row to the value it had writes no frame:
+// its commit leaves the header as it was, so it must not publish (another
+// process's commit right after it would raise iChange by exactly one).
+func TestGenerationNotPublishedWithoutAFrame(t *testing.T) {
+	ctx := context.Background()
+	db, _ := watchedDB(t)
+	db.genSeen.Store(nil)
+	h0, _ := db.wal.header()
+	if err := db.tx(ctx, func(tx *Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE meta_generation SET n = n WHERE id = 1`)
+		if err != nil {
+			return err
+		}
+		if k, _ := res.RowsAffected(); k != 1 {
+			t.Errorf("%d rows changed, want 1", k)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if h1, _ := db.wal.header(); h1 != h0 {
+		t.Skip("this SQLite wrote a frame for an unchanged row")
+	}
+	if seen := db.genSeen.Load(); seen != nil {
+		t.Fatalf("a commit that wrote no frame published generation %d", seen.n)
 	}
 }

@@ -66,6 +66,10 @@ var (
 
 	// walWrites counts the writes the wrapper made to WAL files (tests).
 	walWrites atomic.Int64
+	// walCommitFrames counts the commit frames written to WAL files by
+	// this process: a COMMIT during which it rose by one wrote frames
+	// (DB.generationCommitted).
+	walCommitFrames atomic.Int64
 )
 
 // walFile is the buffer of one open WAL file. SQLite uses a file from one
@@ -260,7 +264,11 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32
 		if iOfst == f.off+int64(len(f.buf)) && len(f.buf)+len(p) <= walBufMax {
 			f.buf = append(f.buf, p...)
 			if commits {
-				return f.flush(tls, pFile)
+				rc := f.flush(tls, pFile)
+				if rc == sqlite3.SQLITE_OK {
+					walCommitFrames.Add(1)
+				}
+				return rc
 			}
 			return sqlite3.SQLITE_OK
 		}
@@ -274,7 +282,11 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32
 		return sqlite3.SQLITE_OK
 	}
 	walWrites.Add(1)
-	return (*(*fnRW)(unsafe.Pointer(&f.base.FxWrite)))(tls, pFile, zBuf, iAmt, iOfst)
+	rc := (*(*fnRW)(unsafe.Pointer(&f.base.FxWrite)))(tls, pFile, zBuf, iAmt, iOfst)
+	if commits && rc == sqlite3.SQLITE_OK {
+		walCommitFrames.Add(1)
+	}
+	return rc
 }
 
 func walRead(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32 {

@@ -312,10 +312,11 @@ func (db *DB) runTx(group []*writeReq, results []writeResult) error {
 			}
 		}
 		gen := db.generationBeforeCommit(ctx, tx, changes)
+		frames := walCommitFrames.Load()
 		defer db.commits.Add(1)
 		err := end(sqlCommit)
 		if err == nil {
-			db.generationCommitted(gen)
+			db.generationCommitted(gen, walCommitFrames.Load() == frames+1)
 		}
 		return err
 	}
