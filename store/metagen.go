@@ -48,6 +48,10 @@ func (db *DB) MetadataGeneration(ctx context.Context) (int64, error) {
 // one the header now stands for. A commit by anyone else in between
 // raises the counter further, and the next request reads the statement.
 
+// testHookCommitted, when set (tests), runs right after a write
+// transaction's COMMIT, before its generation is published.
+var testHookCommitted func()
+
 // genBefore is what a write transaction read before its commit.
 type genBefore struct {
 	header walIndexHeader

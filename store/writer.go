@@ -316,6 +316,9 @@ func (db *DB) runTx(group []*writeReq, results []writeResult) error {
 		defer db.commits.Add(1)
 		err := end(sqlCommit)
 		if err == nil {
+			if testHookCommitted != nil {
+				testHookCommitted()
+			}
 			db.generationCommitted(gen, walCommitFrames.Load() == frames+1)
 		}
 		return err
