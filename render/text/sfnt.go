@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // sfnt is the table directory of a TrueType file, read with bounds checks
@@ -18,6 +19,10 @@ type sfnt struct {
 	locaLong  bool
 	nhm       int // numberOfHMetrics
 	upem      int
+	// keepHints: the font is one of the "tricky" ones whose glyphs are
+	// assembled by their hinting programs (trickyFont); its subsets keep
+	// them.
+	keepHints bool
 }
 
 var errMalformed = errors.New("malformed font")
@@ -80,6 +85,7 @@ func readSFNT(data []byte) (*sfnt, error) {
 			return nil, fmt.Errorf("%w: no %q table", errMalformed, t)
 		}
 	}
+	s.keepHints = trickyFont(s.tables["name"])
 	head := s.tables["head"]
 	var ok1, ok2, ok3, ok4 bool
 	var locFmt int
@@ -227,7 +233,11 @@ func (s *sfnt) subset(olds []uint16) ([]byte, error) {
 		}
 		loca = binary.BigEndian.AppendUint32(loca, uint32(len(glyf)))
 		start := len(glyf)
-		glyf = append(glyf, g...)
+		if s.keepHints {
+			glyf = append(glyf, g...)
+		} else {
+			glyf = appendUnhinted(glyf, g)
+		}
 		for _, o := range offs {
 			old, _ := u16(g, o)
 			if old >= s.numGlyphs {
@@ -256,12 +266,129 @@ func (s *sfnt) subset(olds []uint16) ([]byte, error) {
 	binary.BigEndian.PutUint16(maxp[4:], uint16(len(order)))
 
 	out := map[string][]byte{"glyf": glyf, "loca": loca, "hmtx": hmtx, "head": head, "hhea": hhea, "maxp": maxp}
-	for _, t := range []string{"cvt ", "fpgm", "prep"} { // hinting programs the glyphs may call
-		if b := s.tables[t]; b != nil {
-			out[t] = b
+	if s.keepHints {
+		for _, t := range []string{"cvt ", "fpgm", "prep"} { // hinting programs the glyphs call
+			if b := s.tables[t]; b != nil {
+				out[t] = b
+			}
 		}
 	}
 	return writeSFNT(out), nil
+}
+
+// Hinting is left out of subsets (docs/decisions.md, "Subsets without
+// hinting"): the TrueType instructions of each glyph and the programs they
+// call (fpgm, prep, cvt) are a third of a bundled Noto subset, compressed,
+// and PDF viewers rasterise without them (pdf.js, PDFium, Quartz and
+// poppler draw unhinted, anti-aliased outlines); printers print at
+// resolutions where hints change nothing. The outlines are unchanged.
+
+// weHaveInstructions is the composite glyph flag of instructions after
+// the last component.
+const weHaveInstructions = 0x0100
+
+// appendUnhinted appends glyph g to dst without its instructions: a simple
+// glyph's instructionLength becomes 0, a composite glyph loses the flag and
+// the bytes after its components. A glyph it cannot read is appended as
+// it is (components, which the subset runs first, rejects malformed
+// composites).
+func appendUnhinted(dst, g []byte) []byte {
+	if len(g) < 10 {
+		return append(dst, g...)
+	}
+	n := int(int16(binary.BigEndian.Uint16(g)))
+	if n >= 0 {
+		p := 10 + 2*n // instructionLength, after endPtsOfContours
+		il, ok := u16(g, p)
+		if !ok || p+2+il > len(g) {
+			return append(dst, g...)
+		}
+		dst = append(dst, g[:p]...)
+		dst = append(dst, 0, 0)
+		return append(dst, g[p+2+il:]...)
+	}
+	start := len(dst)
+	p := 10
+	for {
+		flags, ok := u16(g, p)
+		if !ok || p+4 > len(g) {
+			return append(dst[:start], g...)
+		}
+		next := p + 4
+		if flags&argsAreWords != 0 {
+			next += 4
+		} else {
+			next += 2
+		}
+		switch {
+		case flags&haveScale != 0:
+			next += 2
+		case flags&haveXYScale != 0:
+			next += 4
+		case flags&have2x2 != 0:
+			next += 8
+		}
+		if next > len(g) {
+			return append(dst[:start], g...)
+		}
+		if p == 10 {
+			dst = append(dst, g[:10]...)
+		}
+		at := len(dst)
+		dst = append(dst, g[p:next]...)
+		binary.BigEndian.PutUint16(dst[at:], uint16(flags&^weHaveInstructions))
+		if flags&moreComponents == 0 {
+			return dst
+		}
+		p = next
+	}
+}
+
+// trickyNames are the families FreeType treats as "tricky"
+// (src/truetype/ttobjs.c, tt_check_trickyness_family): old CJK fonts
+// whose hinting programs place the strokes of their glyphs, drawn wrong
+// without them. FreeType matches a substring of the family name.
+var trickyNames = []string{
+	"cpop", "DFGirl-W6-WIN-BF", "DFGothic-EB", "DFGyoSho-Lt", "DFHei",
+	"DFHSGothic-W5", "DFHSMincho-W3", "DFHSMincho-W7", "DFKaiSho-SB",
+	"DFKaiShu", "DFKai-SB", "DFMing", "DLC", "HuaTianKaiTi", "HuaTianSongTi",
+	"Ming(for ISO10646)", "MingLiU", "MingMedium", "PMingLiU", "MingLi43",
+}
+
+// trickyFont reports whether a name table names a tricky family (any
+// family, full or PostScript name, in any platform's encoding).
+func trickyFont(name []byte) bool {
+	count, _ := u16(name, 2)
+	strs, _ := u16(name, 4)
+	for i := 0; i < count; i++ {
+		rec := 6 + 12*i
+		platform, _ := u16(name, rec)
+		id, _ := u16(name, rec+6)
+		ln, _ := u16(name, rec+8)
+		off, ok := u16(name, rec+10)
+		if !ok || strs+off+ln > len(name) || (id != 1 && id != 4 && id != 6 && id != 16) {
+			continue
+		}
+		raw := name[strs+off : strs+off+ln]
+		var str string
+		if platform == 0 || platform == 3 { // UTF-16BE
+			b := make([]byte, 0, len(raw)/2)
+			for j := 0; j+1 < len(raw); j += 2 {
+				if raw[j] == 0 && raw[j+1] < 0x80 {
+					b = append(b, raw[j+1])
+				}
+			}
+			str = string(b)
+		} else {
+			str = string(raw)
+		}
+		for _, t := range trickyNames {
+			if strings.Contains(str, t) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // writeSFNT assembles tables into a TrueType file with checksums.

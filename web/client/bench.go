@@ -35,6 +35,10 @@ type Result struct {
 	P99ms          float64 `json:"p99Ms"`
 	CPUSecPerDoc   float64 `json:"cpuSecondsPerDocument"`
 	PeakRSSMB      float64 `json:"peakRssMB"`
+	// AllocKBPerDoc is the Go heap allocated per document and GCCycles the
+	// collections the run caused, the whole process's (client included).
+	AllocKBPerDoc float64 `json:"allocKBPerDocument"`
+	GCCycles      uint32  `json:"gcCycles"`
 	GoroutinesPeak int     `json:"-"`
 }
 
@@ -52,6 +56,8 @@ func Run(ctx context.Context, name string, concurrency int, duration time.Durati
 		firstErr  atomic.Value
 	)
 	stopRSS := sampleRSS()
+	var mem0, mem1 runtime.MemStats
+	runtime.ReadMemStats(&mem0)
 	cpu0 := cpuTime()
 	start := time.Now()
 	deadline := start.Add(duration)
@@ -85,6 +91,7 @@ func Run(ctx context.Context, name string, concurrency int, duration time.Durati
 	wg.Wait()
 	elapsed := time.Since(start)
 	cpu := cpuTime() - cpu0
+	runtime.ReadMemStats(&mem1)
 	r := Result{Scenario: name, Concurrency: concurrency, Ops: len(latencies), Documents: int(docs.Load()), Errors: int(errs.Load()),
 		Seconds: round(elapsed.Seconds(), 3), PeakRSSMB: round(stopRSS(), 1)}
 	if v := firstErr.Load(); v != nil {
@@ -93,8 +100,10 @@ func Run(ctx context.Context, name string, concurrency int, duration time.Durati
 	if r.Documents > 0 {
 		r.DocsPerSecond = round(float64(r.Documents)/elapsed.Seconds(), 1)
 		r.CPUSecPerDoc = round(cpu.Seconds()/float64(r.Documents), 6)
+		r.AllocKBPerDoc = round(float64(mem1.TotalAlloc-mem0.TotalAlloc)/1024/float64(r.Documents), 1)
 	}
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
+	r.GCCycles = mem1.NumGC - mem0.NumGC
 	r.P50ms, r.P95ms, r.P99ms = pct(latencies, 0.50), pct(latencies, 0.95), pct(latencies, 0.99)
 	return r
 }
@@ -167,10 +176,10 @@ func WriteJSON(w io.Writer, rs []Result) error {
 // WriteTable prints results as an aligned table.
 func WriteTable(w io.Writer, rs []Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tconc\tdocs\terrors\tseconds\tdocs/s\tp50 ms\tp95 ms\tp99 ms\tCPU ms/doc\tpeak RSS MB\t")
+	fmt.Fprintln(tw, "scenario\tconc\tdocs\terrors\tseconds\tdocs/s\tp50 ms\tp95 ms\tp99 ms\tCPU ms/doc\talloc KB/doc\tGCs\tpeak RSS MB\t")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.1f\t%.2f\t%.2f\t%.2f\t%.3f\t%.1f\t\n", r.Scenario, r.Concurrency, r.Documents, r.Errors,
-			r.Seconds, r.DocsPerSecond, r.P50ms, r.P95ms, r.P99ms, r.CPUSecPerDoc*1000, r.PeakRSSMB)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.1f\t%.2f\t%.2f\t%.2f\t%.3f\t%.1f\t%d\t%.1f\t\n", r.Scenario, r.Concurrency, r.Documents, r.Errors,
+			r.Seconds, r.DocsPerSecond, r.P50ms, r.P95ms, r.P99ms, r.CPUSecPerDoc*1000, r.AllocKBPerDoc, r.GCCycles, r.PeakRSSMB)
 	}
 	tw.Flush()
 	for _, r := range rs {
