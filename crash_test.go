@@ -52,6 +52,10 @@ func TestMain(m *testing.M) {
 			// Die like kill -9 after a document is rendered, before its
 			// one write: RecordJob (synchronous) or FinishJob (queued).
 			testHookDocuments = func(s *app.DocumentService) { s.Jobs = crashBeforeRecord{s.Jobs} }
+		case "after-append":
+			// Die like kill -9 once a synchronous generate's document is
+			// in its segment, before the transaction that names it.
+			store.TestHookDocWritten = func() { syscall.Kill(os.Getpid(), syscall.SIGKILL); select {} }
 		case "hold-writes":
 			// Not a crash: every document's write takes two minutes, so a
 			// drain waits for the job running (signal_test.go).

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -134,5 +135,83 @@ func TestKill9BetweenRenderAndWrite(t *testing.T) {
 	}
 	if ended := endedJobs(t, p.log); ended[jobID] != 1 {
 		t.Fatalf("the queued job ended %d times after the restart, want once", ended[jobID])
+	}
+}
+
+// TestKill9BetweenSegmentAndCommit kills a real server once a synchronous
+// generate's document is in its segment (docs/) and before the transaction
+// naming it commits: nothing is recorded or charged, the bytes are named by
+// no row, and the restart appends to a new segment, leaving the old one as
+// it was (its tail might be a cut write); the retry's link serves a whole
+// PDF.
+func TestKill9BetweenSegmentAndCommit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test starts real processes")
+	}
+	data, addr := t.TempDir(), freeAddr(t)
+	p := startProcEnv(t, []string{"FOLIO_TEST_CRASH=after-append"}, data, addr, "run1.log", "--workers", "1")
+	c := procClient(t, data, addr)
+	u := c.signup("Crash")
+	key := c.createKey(u.token, nil)
+	tpl := c.createTemplate(u.token, "Invoice", invoiceTemplate).str("id")
+	body, _ := json.Marshal(invoiceBody(tpl, "c"))
+	req, _ := http.NewRequest("POST", c.URL()+"/api/v1/documents/generate", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	if res, err := c.client.Do(req); err == nil {
+		res.Body.Close()
+		t.Fatal("the synchronous generate was answered; the server should have died before its commit")
+	}
+	p.waitKilled(t)
+	segs := func() map[string]int64 {
+		t.Helper()
+		out := map[string]int64{}
+		ents, _ := os.ReadDir(filepath.Join(data, "docs"))
+		for _, e := range ents {
+			if info, err := e.Info(); err == nil {
+				out[e.Name()] = info.Size()
+			}
+		}
+		return out
+	}
+	before := segs()
+	if len(before) != 1 {
+		t.Fatalf("segments after the kill: %v, want the one the document went to", before)
+	}
+	for _, size := range before {
+		if size < 1000 {
+			t.Fatalf("the killed generate's segment holds %d bytes, want its document", size)
+		}
+	}
+	db := openSQL(t, data)
+	for q, want := range map[string]int{
+		`SELECT COUNT(*) FROM jobs`: 0, `SELECT COUNT(*) FROM job_files`: 0,
+		`SELECT COALESCE(SUM(documents + credits_used), 0) FROM usage`: 0,
+	} {
+		var n int
+		if err := db.QueryRow(q).Scan(&n); err != nil || n != want {
+			t.Fatalf("%s: %d, %v; want %d", q, n, err, want)
+		}
+	}
+
+	startProc(t, data, addr, "run2.log", "--workers", "1")
+	j := c.must(200, "POST", "/api/v1/documents/generate", key, invoiceBody(tpl, "c"))
+	code, h, pdf := c.download(j.str("downloadUrl"))
+	if code != 200 || !bytes.HasPrefix(pdf, []byte("%PDF-")) || !bytes.HasSuffix(bytes.TrimSpace(pdf), []byte("%%EOF")) ||
+		h.Get("Content-Length") != strconv.Itoa(len(pdf)) {
+		t.Fatalf("download after the restart: %d, %d bytes", code, len(pdf))
+	}
+	after := segs()
+	if len(after) != 2 {
+		t.Fatalf("segments after the restart's generate: %v, want the old one and a new one", after)
+	}
+	for name, size := range before {
+		if after[name] != size {
+			t.Fatalf("the restart appended to %s (%d bytes, was %d)", name, after[name], size)
+		}
+	}
+	var n int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM jobs`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d jobs after the restart, %v; want the retry only", n, err)
 	}
 }

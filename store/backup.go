@@ -116,6 +116,9 @@ func WriteBackup(ctx context.Context, db *DB, b *Bolt, dataDir string, withFiles
 	tw := tar.NewWriter(gz)
 	add := func(path, name string) error {
 		f, err := os.Open(path)
+		if os.IsNotExist(err) && filepath.Dir(name) == "docs" {
+			return nil // a segment removed since the walk listed it held only deleted documents
+		}
 		if err != nil {
 			return err
 		}
@@ -130,7 +133,9 @@ func WriteBackup(ctx context.Context, db *DB, b *Bolt, dataDir string, withFiles
 		if err := tw.WriteHeader(hdr); err != nil {
 			return err
 		}
-		_, err = io.Copy(tw, f)
+		// As long as it was when opened: the segment appended to grows
+		// meanwhile (its bytes past this are named by no row of the copy).
+		_, err = io.CopyN(tw, f, hdr.Size)
 		return err
 	}
 	if err := add(filepath.Join(tmp, "folio.db"), "folio.db"); err != nil {
@@ -143,9 +148,14 @@ func WriteBackup(ctx context.Context, db *DB, b *Bolt, dataDir string, withFiles
 	// they are always in the archive. (Written after the database copy, so
 	// an asset uploaded meanwhile may come along without its record; one
 	// deleted meanwhile keeps its record and fails to render.)
-	dirs := []string{"keys", "tls", filepath.Join("files", "assets")}
+	// The documents the database keeps are in docs/ (its segments,
+	// docseg.go): always in the archive, as when their bytes were rows.
+	// Segments are only appended to, so those copied after the database
+	// hold every document it names (a segment removed meanwhile held only
+	// documents deleted meanwhile).
+	dirs := []string{"keys", "tls", "docs", filepath.Join("files", "assets")}
 	if withFiles {
-		dirs = []string{"keys", "tls", "files"}
+		dirs = []string{"keys", "tls", "docs", "files"}
 	}
 	for _, dir := range dirs {
 		root := filepath.Join(dataDir, dir)

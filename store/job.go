@@ -149,7 +149,12 @@ func (db *DB) ReleaseJob(ctx context.Context, id string) error {
 func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events app.EventBuilder) (app.FinishOutcome, error) {
 	info := scan.ErrorInfo(r.ErrorInfo)
 	var out app.FinishOutcome
-	err := db.tx(ctx, func(tx *Tx) error {
+	ref, done, err := db.keepDoc(r.Status, r.Output)
+	if err != nil {
+		return app.FinishOutcome{}, err
+	}
+	defer done()
+	err = db.tx(ctx, func(tx *Tx) error {
 		out = app.FinishOutcome{}
 		j, err := scan.Job(tx.QueryRowContext(ctx, `UPDATE jobs SET status = ?, error = ?, error_code = ?, error_info = ?, file_path = ?,
 			file_size = ?, completed_at = ?, expires_at = ?, duration_ms = ? WHERE id = ? AND status = 'processing' RETURNING `+scan.JobCols,
@@ -161,7 +166,7 @@ func (db *DB) FinishJob(ctx context.Context, id string, r app.JobResult, events 
 		}
 		out.Ended, out.Job = true, j
 		if j.Status == app.StatusCompleted {
-			if err := insertJobFile(ctx, tx, j.ID, r.Output); err != nil {
+			if err := insertJobFile(ctx, tx, j.ID, r.Output, ref); err != nil {
 				return err
 			}
 		}

@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"fmt"
 	"sync"
 
 	"folio/app"
@@ -18,7 +21,15 @@ import (
 func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r app.JobResult, events app.EventBuilder) (app.FinishOutcome, error) {
 	ended := scan.EndedJob(j, r)
 	var out app.FinishOutcome
-	err := db.tx(ctx, func(tx *Tx) error {
+	ref, done, err := db.keepDoc(ended.Status, r.Output)
+	if err != nil {
+		return app.FinishOutcome{}, err
+	}
+	defer done()
+	if TestHookDocWritten != nil && ref != nil {
+		TestHookDocWritten()
+	}
+	err = db.tx(ctx, func(tx *Tx) error {
 		ctx := uncancelled(ctx) // once for the call's statements, not once each
 		out = app.FinishOutcome{}
 		var how, month string
@@ -34,7 +45,7 @@ func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r a
 			return err
 		}
 		if ended.Status == app.StatusCompleted {
-			if err := insertJobFile(ctx, tx, ended.ID, r.Output); err != nil {
+			if err := insertJobFile(ctx, tx, ended.ID, r.Output, ref); err != nil {
 				return err
 			}
 		}
@@ -109,18 +120,75 @@ func chargeOne(ctx context.Context, tx *Tx, c *app.Charge) (string, error) {
 
 // insertJobFile keeps a job's document in the database (nothing when data
 // is empty: the document is a file, or there is none).
-func insertJobFile(ctx context.Context, tx *Tx, jobID string, data []byte) error {
+func insertJobFile(ctx context.Context, tx *Tx, jobID string, data []byte, ref *docRef) error {
 	if len(data) == 0 {
 		return nil
+	}
+	if ref != nil {
+		_, err := tx.ExecContext(ctx, `INSERT INTO job_files (job_id, data, seg, seg_off, seg_len, seg_crc) VALUES (?, X'', ?, ?, ?, ?)`,
+			jobID, ref.seg, ref.off, ref.n, int64(ref.crc))
+		return err
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO job_files (job_id, data) VALUES (?, ?)`, jobID, data)
 	return err
 }
 
+// TestHookDocWritten, when set (the crash tests), runs in RecordJob after
+// the document is in its segment and before the transaction naming it.
+var TestHookDocWritten func()
+
+// keepDoc writes the document of a job that ends with status to a segment
+// (docseg.go), before the transaction that records it: the writer only
+// inserts where it is. done must be called once that transaction has
+// ended. With no segments (a database that is not a file) or no document,
+// ref is nil and the document goes into its row.
+func (db *DB) keepDoc(status string, data []byte) (ref *docRef, done func(), err error) {
+	if db.segs == nil || status != app.StatusCompleted || len(data) == 0 {
+		return nil, func() {}, nil
+	}
+	r, err := db.segs.append(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: write document: %w", err)
+	}
+	return &r, func() { db.segs.done(r) }, nil
+}
+
 // FindJobFile returns the document kept in the database for a job; a job
-// whose document is a file (or gone) is ErrNotFound (ECodeFileGone).
+// whose document is a file (or gone) is ErrNotFound (ECodeFileGone), and
+// so is one whose bytes an OS crash lost (its CRC does not match).
 func (db *DB) FindJobFile(ctx context.Context, jobID string) ([]byte, error) {
-	return scan.JobFile(db.read.QueryRowContext(ctx, `SELECT data FROM job_files WHERE job_id = ?`, jobID))
+	var data []byte
+	var seg, off, n, crc sql.NullInt64
+	err := db.read.QueryRowContext(ctx, `SELECT data, seg, seg_off, seg_len, seg_crc FROM job_files WHERE job_id = ?`, jobID).Scan(&data, &seg, &off, &n, &crc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, app.ErrNotFound(app.ECodeFileGone, "document")
+	}
+	if err != nil || !seg.Valid {
+		return data, err
+	}
+	if db.segs == nil {
+		return nil, app.ErrNotFound(app.ECodeFileGone, "document")
+	}
+	b, err := db.segs.read(docRef{seg: seg.Int64, off: off.Int64, n: n.Int64, crc: uint32(crc.Int64)})
+	if errors.Is(err, errDocDamaged) {
+		return nil, app.ErrNotFound(app.ECodeFileGone, "document")
+	}
+	return b, err
+}
+
+// collectSegments removes the segments no job_files row names.
+func (db *DB) collectSegments(ctx context.Context) (int, error) {
+	if db.segs == nil {
+		return 0, nil
+	}
+	return db.segs.collect(ctx, func(ctx context.Context, seg int64) (bool, error) {
+		var one int
+		err := db.read.QueryRowContext(ctx, `SELECT 1 FROM job_files WHERE seg = ? LIMIT 1`, seg).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		return err == nil, err
+	})
 }
 
 // CheckQuota reports, without charging, whether c still covers n more

@@ -153,13 +153,19 @@ func BenchmarkKeepDocument(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					id := fmt.Sprintf("job_%d", n.Add(1))
-					err := db.tx(context.Background(), func(tx *Tx) error {
+					ref, done, err := db.keepDoc(app.StatusCompleted, doc) // a segment, as RecordJob writes it
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					err = db.tx(context.Background(), func(tx *Tx) error {
 						if err := insertJobs(context.Background(), tx, []*app.Job{{ID: id, TeamID: team, TemplateID: "t", Status: "completed",
 							Format: "pdf", Priority: 1, CreatedAt: time.Now()}}); err != nil {
 							return err
 						}
-						return insertJobFile(context.Background(), tx, id, doc)
+						return insertJobFile(context.Background(), tx, id, doc, ref)
 					})
+					done()
 					if err != nil {
 						b.Error(err)
 						return

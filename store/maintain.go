@@ -354,7 +354,8 @@ var (
 		// The step's rows, once (their later columns sit past the
 		// variables, on overflow pages when those are long), then every
 		// index and table their DELETE writes to: the primary key and
-		// job_files' (random ids before time-ordered ones), the five
+		// job_files' (random ids before time-ordered ones) and its
+		// segments' (docseg.go), the five
 		// team-prefixed indexes (a step's rows are neighbours in time but
 		// spread over every team: at 10M jobs with 1,000 teams, 3 of
 		// 91,779 steps spent over 50 ms in their statements without
@@ -371,6 +372,8 @@ var (
 			(SELECT team_id, status, template_id, created_at FROM r))
 		+ (SELECT count(*) FROM jobs INDEXED BY jobs_team_ended WHERE (team_id, status, completed_at) IN (SELECT team_id, status, completed_at FROM r))
 		+ (SELECT count(*) FROM job_files WHERE job_id IN (SELECT id FROM r) AND substr(data, -1) IS NOT NULL)
+		+ (SELECT count(*) FROM job_files INDEXED BY job_files_seg WHERE seg IS NOT NULL AND (seg, rowid) IN
+			(SELECT seg, rowid FROM job_files WHERE job_id IN (SELECT id FROM r) AND seg IS NOT NULL))
 		+ (SELECT count(*) FROM job_list_hours WHERE (team_id, slot) IN (SELECT team_id, created_at / 3600000 FROM r))
 		+ (SELECT count(*) FROM batches WHERE id IN (SELECT batch_id FROM r WHERE batch_id != ''))`,
 	}

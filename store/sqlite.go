@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -68,6 +69,25 @@ type DB struct {
 	shmPin   *sql.Conn
 	shmPinDB *sql.DB
 	genSeen  atomic.Pointer[genSeen]
+
+	// segs holds the bytes of the documents kept by the database
+	// (docseg.go); nil for a database that is not a file. collected is
+	// closed when the loop removing unused segments has stopped.
+	segs      *docSegments
+	collected chan struct{}
+}
+
+// segmentCollectEvery is how often segments no row names are removed (a
+// variable for tests).
+var segmentCollectEvery = time.Minute
+
+// segmentDir is where the segments of the database at path go: docs/
+// beside it; ok is false for a database that is not a plain file.
+func segmentDir(path string) (dir string, ok bool) {
+	if path == "" || strings.HasPrefix(path, ":memory:") || strings.HasPrefix(path, "file:") {
+		return "", false
+	}
+	return filepath.Join(filepath.Dir(path), "docs"), true
 }
 
 // readConns is the size of the reader pool.
@@ -124,13 +144,17 @@ func open(ctx context.Context, path, upTo string) (*DB, error) {
 	r.SetMaxOpenConns(readConns)
 	r.SetMaxIdleConns(readConns)
 	db := &DB{Path: path, write: newPool(w), read: newPool(r), stop: make(chan struct{}), flushed: make(chan struct{}), checkpointed: make(chan struct{}),
-		writes: make(chan *writeReq, maxGroup), writerDone: make(chan struct{})}
+		writes: make(chan *writeReq, maxGroup), writerDone: make(chan struct{}), collected: make(chan struct{})}
+	if dir, ok := segmentDir(path); ok {
+		db.segs = newDocSegments(dir)
+	}
 	go db.writer()
 	// Checkpoints on a reader (checkpoint.go), and counts kept in memory
 	// (TouchAPIKey) that no write transaction took within touchFlush;
 	// a failed flush keeps them for the next try.
 	go db.every(checkpointEvery, db.checkpointed, db.loopCheckpoint)
 	go db.every(touchFlush, db.flushed, func() { _ = db.flushTouches(context.Background()) })
+	go db.every(segmentCollectEvery, db.collected, func() { _, _ = db.collectSegments(context.Background()) })
 	if err := db.migrate(ctx, upTo); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
@@ -162,6 +186,7 @@ func (db *DB) Close() error {
 		close(db.stop)
 		<-db.flushed
 		<-db.checkpointed
+		<-db.collected
 		err = db.flushTouches(context.Background())
 		db.sendMu.Lock()
 		db.closed = true
@@ -170,7 +195,11 @@ func (db *DB) Close() error {
 		<-db.writerDone
 		db.unwatchWAL()
 	})
-	return errors.Join(err, db.read.Close(), db.write.Close())
+	err = errors.Join(err, db.read.Close(), db.write.Close())
+	if db.segs != nil {
+		err = errors.Join(err, db.segs.close()) // after the pools: their last checkpoint syncs the segments
+	}
+	return err
 }
 
 // migrate applies every embedded migration not yet recorded, each in its own

@@ -310,6 +310,9 @@ func walSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
 	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
+	if err := syncSegments(); err != nil {
+		return sqlite3.SQLITE_IOERR_FSYNC // the WAL is not synced before the documents its rows name
+	}
 	return (*(*fnSync)(unsafe.Pointer(&f.base.FxSync)))(tls, pFile, flags)
 }
 

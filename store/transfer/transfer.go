@@ -227,6 +227,11 @@ func prepareSQLite(ctx context.Context, path string) error {
 		return err
 	}
 	_, err = db.BackfillRollups(ctx)
+	if err == nil {
+		// PostgreSQL's job_files holds the bytes of the documents that
+		// SQLite's rows name in docs/ (store/docseg.go).
+		_, err = db.InlineDocuments(ctx)
+	}
 	return errors.Join(err, db.Close())
 }
 

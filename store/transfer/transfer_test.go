@@ -38,6 +38,7 @@ type install struct {
 	queue []*app.QueueEntry
 	// sealed is the blob of the signing certificate cert_1.
 	sealed []byte
+	doc    []byte // job_doc's document, kept in a segment
 }
 
 const partSize = 5 << 20 // the smallest S3 allows; the URL's partSizeMB=5
@@ -51,6 +52,26 @@ func newInstall(t *testing.T) *install {
 		t.Fatal(err)
 	}
 	if _, err := store.Grow(ctx, db, store.GrowOptions{Jobs: 400, Teams: 6, Days: 3, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	// A document the database keeps: its bytes are in docs/, its row says
+	// where; PostgreSQL's row must hold the bytes.
+	in.doc = make([]byte, 20000)
+	rand.Read(in.doc)
+	var team string
+	if raw, err := sql.Open("sqlite", "file:"+filepath.Join(in.dir, "folio.db")); err != nil {
+		t.Fatal(err)
+	} else {
+		err = raw.QueryRow(`SELECT id FROM teams ORDER BY id LIMIT 1`).Scan(&team)
+		raw.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().UTC()
+	exp := now.Add(time.Hour)
+	if _, err := db.RecordJob(ctx, nil, &app.Job{ID: "job_doc", TeamID: team, TemplateID: "tpl_doc", Status: app.StatusPending, Format: "pdf", Priority: 1, CreatedAt: now},
+		app.JobResult{Status: app.StatusCompleted, FilePath: team + "/job_doc.pdf", FileSize: int64(len(in.doc)), CompletedAt: now, ExpiresAt: &exp, Output: in.doc}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -316,6 +337,16 @@ func TestMigrateInstall(t *testing.T) {
 	r, err := Run(context.Background(), o)
 	complete(t, r, err)
 	checkCopy(t, in, tg, r)
+	pg, err := pgx.Connect(context.Background(), tg.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc []byte
+	err = pg.QueryRow(context.Background(), `SELECT data FROM job_files WHERE job_id = 'job_doc'`).Scan(&doc)
+	pg.Close(context.Background())
+	if err != nil || !bytes.Equal(doc, in.doc) {
+		t.Fatalf("the document kept in a segment reached PostgreSQL as %d bytes (%v), want its %d", len(doc), err, len(in.doc))
+	}
 	if r.Files.Copied != len(in.files) || r.Files.ReadBack != 0 {
 		t.Errorf("files: %+v: want all %d copied and verified by their ETag", r.Files, len(in.files))
 	}

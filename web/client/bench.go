@@ -22,23 +22,23 @@ type Op func(ctx context.Context) (docs int, err error)
 
 // Result is one scenario's figures.
 type Result struct {
-	Scenario       string  `json:"scenario"`
-	Concurrency    int     `json:"concurrency"`
-	Ops            int     `json:"ops"`
-	Documents      int     `json:"documents"`
-	Errors         int     `json:"errors"`
-	FirstError     string  `json:"firstError,omitempty"`
-	Seconds        float64 `json:"seconds"`
-	DocsPerSecond  float64 `json:"docsPerSecond"`
-	P50ms          float64 `json:"p50Ms"`
-	P95ms          float64 `json:"p95Ms"`
-	P99ms          float64 `json:"p99Ms"`
-	CPUSecPerDoc   float64 `json:"cpuSecondsPerDocument"`
-	PeakRSSMB      float64 `json:"peakRssMB"`
+	Scenario      string  `json:"scenario"`
+	Concurrency   int     `json:"concurrency"`
+	Ops           int     `json:"ops"`
+	Documents     int     `json:"documents"`
+	Errors        int     `json:"errors"`
+	FirstError    string  `json:"firstError,omitempty"`
+	Seconds       float64 `json:"seconds"`
+	DocsPerSecond float64 `json:"docsPerSecond"`
+	P50ms         float64 `json:"p50Ms"`
+	P95ms         float64 `json:"p95Ms"`
+	P99ms         float64 `json:"p99Ms"`
+	CPUSecPerDoc  float64 `json:"cpuSecondsPerDocument"`
+	PeakRSSMB     float64 `json:"peakRssMB"`
 	// AllocKBPerDoc is the Go heap allocated per document and GCCycles the
 	// collections the run caused, the whole process's (client included).
-	AllocKBPerDoc float64 `json:"allocKBPerDocument"`
-	GCCycles      uint32  `json:"gcCycles"`
+	AllocKBPerDoc  float64 `json:"allocKBPerDocument"`
+	GCCycles       uint32  `json:"gcCycles"`
 	GoroutinesPeak int     `json:"-"`
 }
 
