@@ -112,8 +112,8 @@ func (db *DB) DeleteAPIKey(ctx context.Context, teamID, id string) error {
 }
 
 // TouchAPIKey counts one request and sets lastUsedAt. The count is kept in
-// memory and written with the next write transaction, whatever it is, or
-// within touchFlush (docs/decisions.md, API keys): a transaction of its own
+// memory and written with a write transaction at most touchFlush later
+// (touchesDue) (docs/decisions.md, API keys): a transaction of its own
 // on every authenticated request was one of the API path's largest costs.
 // Reads of keys write the pending counts first, so they are never stale.
 func (db *DB) TouchAPIKey(_ context.Context, id string, now time.Time) error {
@@ -214,7 +214,7 @@ func (db *DB) flushTouches(ctx context.Context) error {
 	if !db.touches.any() {
 		return nil
 	}
-	return db.tx(ctx, func(*Tx) error { return nil })
+	return db.send(&writeReq{ctx: ctx, fn: func(*Tx) error { return nil }, done: make(chan writeResult, 1), flush: true})
 }
 
 // CountKeyDocuments returns how many documents a key generated: FinishJob

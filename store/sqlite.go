@@ -75,6 +75,8 @@ type DB struct {
 	// closed when the loop removing unused segments has stopped.
 	segs      *docSegments
 	collected chan struct{}
+
+	touchedAt time.Time // when a group last wrote the key counts (writer goroutine only)
 }
 
 // segmentCollectEvery is how often segments no row names are removed (a

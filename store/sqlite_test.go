@@ -179,8 +179,9 @@ func TestJobStartsAndFinishesOnce(t *testing.T) {
 	}
 }
 
-// Key usage counts are written with the next write transaction, by a read
-// of keys, or by Close, and never lost between them.
+// Key usage counts are written with the first write transaction touchFlush
+// after the last one that wrote them, by a read of keys, or by Close, and
+// never lost between them.
 func TestKeyTouchesAreWrittenLater(t *testing.T) {
 	defer func(d time.Duration) { touchFlush = d }(touchFlush)
 	touchFlush = time.Hour // no background flush between the steps
@@ -211,7 +212,17 @@ func TestKeyTouchesAreWrittenLater(t *testing.T) {
 	if total, _, _ := count(); total != 0 {
 		t.Fatalf("written at once: %d", total)
 	}
-	// Any write transaction takes them along.
+	// due makes the next write find touchFlush passed since counts were
+	// last written (the writer is idle: its channels order this write).
+	due := func() { db.touchedAt = time.Time{} }
+	// A write within touchFlush of the last that wrote counts leaves them;
+	// the first write after touchFlush takes them along.
+	mustUser(t, db, "early@example.com")
+	mustUser(t, db, "early2@example.com")
+	if total, _, _ := count(); total != 0 {
+		t.Fatalf("written by a write within touchFlush: %d", total)
+	}
+	due()
 	mustUser(t, db, "other@example.com")
 	if total, today, d := count(); total != 3 || today != 1 || d != "2026-11-25" {
 		t.Fatalf("after a write: total %d, today %d on %s; want 3, 1 on 2026-11-25", total, today, d)
@@ -231,6 +242,7 @@ func TestKeyTouchesAreWrittenLater(t *testing.T) {
 	}
 	db.TouchAPIKey(ctx, k.ID, day2)
 	db.TouchAPIKey(ctx, k.ID, day2.Add(24*time.Hour))
+	due()
 	third := mustUser(t, db, "third@example.com")
 	if _, err := db.FindUserByID(ctx, third.ID); err != nil {
 		t.Fatalf("the transaction carrying failed counts did not commit: %v", err)
@@ -244,6 +256,7 @@ func TestKeyTouchesAreWrittenLater(t *testing.T) {
 	if total, today, d := count(); total != 4 {
 		t.Fatalf("written before any transaction: %d %d %s", total, today, d)
 	}
+	due()
 	mustUser(t, db, "fourth@example.com")
 	if total, today, d := count(); total != 6 || today != 1 || d != "2026-11-26" {
 		t.Fatalf("after the refusal ended: total %d, today %d on %s; want 6, 1 on 2026-11-26", total, today, d)
@@ -251,6 +264,7 @@ func TestKeyTouchesAreWrittenLater(t *testing.T) {
 	// A count from an earlier day written after a later one adds to the
 	// total and leaves the day alone.
 	db.TouchAPIKey(ctx, k.ID, day2)
+	due()
 	mustUser(t, db, "fifth@example.com")
 	if total, today, d := count(); total != 7 || today != 1 || d != "2026-11-26" {
 		t.Fatalf("a late count from the day before: total %d, today %d on %s; want 7, 1 on 2026-11-26", total, today, d)

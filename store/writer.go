@@ -86,6 +86,9 @@ type writeReq struct {
 	// transaction (alone is set too).
 	raw   func() error
 	ended time.Time // when the writer ended fn's transaction; read after done
+	// flush makes the group write the key counts kept in memory whatever
+	// their age (flushTouches: a read of keys, the loop, Close).
+	flush bool
 }
 
 // States of a writeReq: whichever of the writer and the caller moves it
@@ -191,6 +194,11 @@ func (db *DB) runGroup(group []*writeReq) {
 		db.runCalls(group)
 		return
 	}
+	if !db.touchesDue(group) {
+		db.runCalls(group)
+		return
+	}
+	db.touchedAt = time.Now()
 	if touches := db.touches.take(); len(touches) > 0 {
 		w := &writeReq{ctx: context.Background(), done: make(chan writeResult, 1),
 			fn: func(tx *Tx) error { return writeTouches(context.Background(), tx, touches) }}
@@ -201,6 +209,19 @@ func (db *DB) runGroup(group []*writeReq) {
 		return
 	}
 	db.runCalls(group)
+}
+
+// touchesDue reports whether a group writes the key counts kept in memory:
+// when one of its calls asks for them, or touchFlush has passed since a
+// group last wrote them. Written with every group they cost each
+// synchronous generate an UPDATE of its key's row (~0.011 ms of the
+// writer's CPU a document under load, issue 24, eleventh session); their
+// readers flush first, so they never read them stale.
+func (db *DB) touchesDue(group []*writeReq) bool {
+	if time.Since(db.touchedAt) >= touchFlush {
+		return true
+	}
+	return slices.ContainsFunc(group, func(r *writeReq) bool { return r.flush })
 }
 
 // runCalls runs a group's calls in one transaction and answers each.
