@@ -21,8 +21,12 @@ var Scenarios = []string{"render", "invoice", "batch", "report", "xlsx"}
 
 // ExtraScenarios are scenarios run only when --scenarios names them:
 // polled sends each poll with the last ETag (as WaitBatch does),
-// polled-plain without.
-var ExtraScenarios = []string{"polled", "polled-plain"}
+// polled-plain without; paired runs render-only and the synchronous
+// generate of the invoice in alternating slices (pairedOps).
+var ExtraScenarios = []string{"polled", "polled-plain", "paired"}
+
+// PairedSlice is how long each slice of the paired scenario runs one op.
+const PairedSlice = time.Second
 
 // Polled batches (issue 24): PolledBatches batches of 100 at once, each
 // polled by its own client every PollInterval until it ends.
@@ -104,6 +108,22 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]Result, error) {
 		}
 		if cfg.Progress != nil {
 			cfg.Progress(name)
+		}
+		if name == "paired" {
+			if cfg.RenderOnly == nil {
+				return nil, errors.New("the paired scenario renders in process: not with --server")
+			}
+			render, err := cfg.RenderOnly(mustJSON(invoice), invoiceVars)
+			if err != nil {
+				return nil, err
+			}
+			id, err := jwt.CreateTemplate(ctx, named(invoice, "Invoice paired"))
+			if err != nil {
+				return nil, fmt.Errorf("invoice template: %w", err)
+			}
+			results = append(results, pairedOps(ctx, cfg.Concurrency, cfg.Duration,
+				"e render-only invoice, paired", render, "a invoice (sync generate), paired", generateOp(api, id, "pdf", invoiceVars))...)
+			continue
 		}
 		var op Op
 		conc, maxOps := cfg.Concurrency, 0
@@ -193,6 +213,51 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]Result, error) {
 		results = append(results, Run(ctx, label, conc, cfg.Duration, maxOps, op))
 	}
 	return results, nil
+}
+
+// pairedOps runs a and b in alternating slices of PairedSlice until each
+// has run for duration, and returns one Result for each over all its
+// slices. The machine's speed drifts (a VM on a shared host: one binary's
+// render-only 1,680–2,670 docs/s between runs), and a ratio of two
+// scenarios run one after the other for seconds each carries that drift;
+// slices a second apart see the same machine. Latency percentiles are the
+// largest of the slices'.
+func pairedOps(ctx context.Context, conc int, duration time.Duration, aName string, a Op, bName string, b Op) []Result {
+	out := []Result{{Scenario: aName, Concurrency: conc}, {Scenario: bName, Concurrency: conc}}
+	var cpu [2]float64
+	for done := time.Duration(0); done < duration && ctx.Err() == nil; done += PairedSlice {
+		for i, op := range []Op{a, b} {
+			r := Run(ctx, out[i].Scenario, conc, min(PairedSlice, duration-done), 0, op)
+			o := &out[i]
+			o.Ops += r.Ops
+			o.Documents += r.Documents
+			o.Errors += r.Errors
+			if o.FirstError == "" {
+				o.FirstError = r.FirstError
+			}
+			o.Seconds += r.Seconds
+			cpu[i] += r.CPUSecPerDoc * float64(r.Documents)
+			o.AllocKBPerDoc += r.AllocKBPerDoc * float64(r.Documents)
+			o.GCCycles += r.GCCycles
+			o.P50ms, o.P95ms, o.P99ms = max(o.P50ms, r.P50ms), max(o.P95ms, r.P95ms), max(o.P99ms, r.P99ms)
+			o.PeakRSSMB = max(o.PeakRSSMB, r.PeakRSSMB)
+		}
+	}
+	for i := range out {
+		o := &out[i]
+		if o.Documents > 0 {
+			o.DocsPerSecond = round(float64(o.Documents)/o.Seconds, 1)
+			o.CPUSecPerDoc = round(cpu[i]/float64(o.Documents), 6)
+			o.AllocKBPerDoc = round(o.AllocKBPerDoc/float64(o.Documents), 1)
+		}
+		o.Seconds = round(o.Seconds, 3)
+	}
+	return out
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
 }
 
 // polledOp queues PolledBatches batches of 100 at once and polls each
