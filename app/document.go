@@ -84,6 +84,7 @@ type DocumentService struct {
 	// waits for them. recordSlots bounds them.
 	recording   sync.WaitGroup
 	recordSlots chan struct{}
+	recordQ     chan func() // to an idle recorder (recorder)
 }
 
 // GenerateInput is the body of POST /api/v1/documents/generate.

@@ -47,6 +47,7 @@ func (s *DocumentService) Start(ctx context.Context, n int) (stop func(grace con
 	s.wake = make(chan struct{}, 1)
 	s.syncRuns = make(chan *syncRun)
 	s.recordSlots = make(chan struct{}, recordSlotsPerWorker*max(n, 1))
+	s.recordQ = make(chan func())
 	s.draining = make(chan struct{})
 	s.workers = max(n, 1)
 	if err := s.reconcile(ctx); err != nil {
