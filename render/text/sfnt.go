@@ -171,24 +171,30 @@ func components(g []byte) ([]int, error) {
 			return nil, fmt.Errorf("%w: composite glyph", errMalformed)
 		}
 		offs = append(offs, p+2)
-		p += 4
-		if flags&argsAreWords != 0 {
-			p += 4
-		} else {
-			p += 2
-		}
-		switch {
-		case flags&haveScale != 0:
-			p += 2
-		case flags&haveXYScale != 0:
-			p += 4
-		case flags&have2x2 != 0:
-			p += 8
-		}
+		p += componentLen(flags)
 		if flags&moreComponents == 0 {
 			return offs, nil
 		}
 	}
+}
+
+// componentLen is the length of a composite glyph's component record
+// with these flags: flags and glyph index, the two offsets (bytes or
+// words), then the transform.
+func componentLen(flags int) int {
+	n := 4 + 2
+	if flags&argsAreWords != 0 {
+		n = 4 + 4
+	}
+	switch {
+	case flags&haveScale != 0:
+		n += 2
+	case flags&haveXYScale != 0:
+		n += 4
+	case flags&have2x2 != 0:
+		n += 8
+	}
+	return n
 }
 
 // subset writes a TrueType file holding the glyphs olds[0], olds[1], ...
@@ -314,20 +320,7 @@ func appendUnhinted(dst, g []byte) []byte {
 		if !ok || p+4 > len(g) {
 			return append(dst[:start], g...)
 		}
-		next := p + 4
-		if flags&argsAreWords != 0 {
-			next += 4
-		} else {
-			next += 2
-		}
-		switch {
-		case flags&haveScale != 0:
-			next += 2
-		case flags&haveXYScale != 0:
-			next += 4
-		case flags&have2x2 != 0:
-			next += 8
-		}
+		next := p + componentLen(flags)
 		if next > len(g) {
 			return append(dst[:start], g...)
 		}

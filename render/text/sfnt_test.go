@@ -91,18 +91,7 @@ func TestSubsetWithoutHinting(t *testing.T) {
 			if (oc < n && nc != oc) || (oc >= n && nc < n) {
 				t.Errorf("glyph %d: component %d became %d", gid, oc, nc)
 			}
-			size := 4 + 2
-			if of&argsAreWords != 0 {
-				size = 4 + 4
-			}
-			switch {
-			case of&haveScale != 0:
-				size += 2
-			case of&haveXYScale != 0:
-				size += 4
-			case of&have2x2 != 0:
-				size += 8
-			}
+			size := componentLen(int(of))
 			if !bytes.Equal(old[p+4:p+size], g[q+4:q+size]) {
 				t.Errorf("glyph %d: component placement changed", gid)
 			}
