@@ -193,17 +193,11 @@ func (s *docSegments) done(ref docRef) {
 		return
 	}
 	delete(s.inflight, ref.seg)
-	f := s.files[ref.seg]
+	f, retired := s.files[ref.seg], ref.seg != s.active
 	s.mu.Unlock()
-	if ref.seg != s.activeID() && f != nil {
+	if retired && f != nil {
 		s.retire(ref.seg, f)
 	}
-}
-
-func (s *docSegments) activeID() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.active
 }
 
 // retire syncs and closes a segment no longer appended to. It stays in

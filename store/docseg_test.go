@@ -301,3 +301,10 @@ func TestSegmentsConcurrent(t *testing.T) {
 		t.Fatalf("%d segments open, want 1", open)
 	}
 }
+
+// activeID is the segment appended to.
+func (s *docSegments) activeID() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active
+}

@@ -160,20 +160,16 @@ func (db *DB) FindJobFile(ctx context.Context, jobID string) ([]byte, error) {
 	var data []byte
 	var seg, off, n, crc sql.NullInt64
 	err := db.read.QueryRowContext(ctx, `SELECT data, seg, seg_off, seg_len, seg_crc FROM job_files WHERE job_id = ?`, jobID).Scan(&data, &seg, &off, &n, &crc)
-	if errors.Is(err, sql.ErrNoRows) {
+	if err == nil && seg.Valid {
+		err = errDocDamaged // no segments here to read it from
+		if db.segs != nil {
+			data, err = db.segs.read(docRef{seg: seg.Int64, off: off.Int64, n: n.Int64, crc: uint32(crc.Int64)})
+		}
+	}
+	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, errDocDamaged) {
 		return nil, app.ErrNotFound(app.ECodeFileGone, "document")
 	}
-	if err != nil || !seg.Valid {
-		return data, err
-	}
-	if db.segs == nil {
-		return nil, app.ErrNotFound(app.ECodeFileGone, "document")
-	}
-	b, err := db.segs.read(docRef{seg: seg.Int64, off: off.Int64, n: n.Int64, crc: uint32(crc.Int64)})
-	if errors.Is(err, errDocDamaged) {
-		return nil, app.ErrNotFound(app.ECodeFileGone, "document")
-	}
-	return b, err
+	return data, err
 }
 
 // collectSegments removes the segments no job_files row names.

@@ -13,14 +13,7 @@ import (
 // coordinates byte for byte, a composite's components with the same
 // placement (only the instructions flag cleared).
 func TestSubsetWithoutHinting(t *testing.T) {
-	data, err := notoSans(t).Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := readSFNT(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, size := notoSFNT(t)
 	if s.keepHints {
 		t.Fatal("Noto Sans taken for a tricky font")
 	}
@@ -29,14 +22,7 @@ func TestSubsetWithoutHinting(t *testing.T) {
 	for i := range olds {
 		olds[i] = uint16(i)
 	}
-	raw, err := s.subset(olds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, err := readSFNT(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sub, subSize := subsetOf(t, s, olds)
 	for _, tag := range []string{"fpgm", "prep", "cvt "} {
 		if s.tables[tag] == nil {
 			t.Fatalf("the original has no %q table: nothing to leave out", tag)
@@ -107,8 +93,8 @@ func TestSubsetWithoutHinting(t *testing.T) {
 	if instructions == 0 || composites == 0 {
 		t.Fatalf("%d bytes of instructions and %d composites in the original glyphs: the test checks nothing", instructions, composites)
 	}
-	if len(raw) > len(data) {
-		t.Fatalf("subset of %d bytes from a %d-byte font", len(raw), len(data))
+	if subSize > size {
+		t.Fatalf("subset of %d bytes from a %d-byte font", subSize, size)
 	}
 }
 
@@ -127,23 +113,9 @@ func TestTrickyFontKeepsHinting(t *testing.T) {
 		t.Error("a missing or cut name table taken for a tricky font")
 	}
 
-	data, err := notoSans(t).Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := readSFNT(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := notoSFNT(t)
 	s.keepHints = true
-	raw, err := s.subset([]uint16{0, 36, 37})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, err := readSFNT(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sub, _ := subsetOf(t, s, []uint16{0, 36, 37})
 	if !bytes.Equal(sub.tables["fpgm"], s.tables["fpgm"]) {
 		t.Error("a tricky font's subset lost its fpgm")
 	}
@@ -167,4 +139,30 @@ func nameTable(family string) []byte {
 		b = binary.BigEndian.AppendUint16(b, r)
 	}
 	return b
+}
+
+// notoSFNT reads Noto Sans Regular's table directory; size is the file's.
+func notoSFNT(t *testing.T) (s *sfnt, size int) {
+	t.Helper()
+	data, err := notoSans(t).Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err = readSFNT(data); err != nil {
+		t.Fatal(err)
+	}
+	return s, len(data)
+}
+
+// subsetOf cuts the subset of olds from s and reads it back.
+func subsetOf(t *testing.T, s *sfnt, olds []uint16) (sub *sfnt, size int) {
+	t.Helper()
+	raw, err := s.subset(olds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub, err = readSFNT(raw); err != nil {
+		t.Fatal(err)
+	}
+	return sub, len(raw)
 }
