@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -198,4 +199,33 @@ func TestInlineDocumentBackupRestore(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatal("the restored document differs from the one served before the backup")
 	}
+}
+
+// TestDamagedSegmentDownloadIsGone: a document whose bytes in docs/ no
+// longer match the checksum its row keeps (an OS crash wrote the row and
+// not the bytes) is answered over HTTPS as a gone document, 404
+// ERR_JOB_004 in the error envelope, never as a damaged PDF; the other
+// documents of the same segment still download whole.
+func TestDamagedSegmentDownloadIsGone(t *testing.T) {
+	s := startServer(t)
+	u := s.signup("Damaged")
+	key := s.createKey(u.token, nil)
+	tpl := s.createTemplate(u.token, "Invoice", invoiceTemplate).str("id")
+	first := s.must(200, "POST", "/api/v1/documents/generate", key, invoiceBody(tpl, "First Ltd"))
+	second := s.must(200, "POST", "/api/v1/documents/generate", key, invoiceBody(tpl, "Second Ltd"))
+	var seg, off int64
+	if err := openSQL(t, s.Config.Data).QueryRow(`SELECT seg, seg_off FROM job_files WHERE job_id = ?`, first.str("jobId")).Scan(&seg, &off); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(s.Config.Data, "docs", fmt.Sprintf("seg-%08d.dat", seg)), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("XXXX"), off+200); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	s.wantError(s.do("GET", first.str("downloadUrl"), "", nil), 404, "ERR_JOB_004")
+	code, h, pdf := s.download(second.str("downloadUrl"))
+	wholePDF(t, code, h, pdf, "Invoice ")
 }
