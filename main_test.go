@@ -384,6 +384,7 @@ var embeddedOnly = map[string]string{
 	"TestInlineDocument":                        "it reads job_files in --data's SQLite",
 	"TestLargeDocumentIsAFile":                  "it reads job_files in --data's SQLite",
 	"TestInlineDocumentRetention":               "it reads job_files in --data's SQLite",
+	"TestDamagedSegmentDownloadIsGone":          "it damages a segment in --data's docs/ (PostgreSQL keeps documents in rows)",
 	"TestPDFOptionsAfterRestart":                "it edits a job in --data's SQLite (restarts on PostgreSQL: internal/cluster)",
 	"TestMigrateEmbeddedToCluster":              "it migrates an embedded install itself",
 }
