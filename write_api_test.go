@@ -229,3 +229,32 @@ func TestDamagedSegmentDownloadIsGone(t *testing.T) {
 	code, h, pdf := s.download(second.str("downloadUrl"))
 	wholePDF(t, code, h, pdf, "Invoice ")
 }
+
+// TestLongVariablesRoundTrip: a queued job's variables are read back by
+// the worker that renders it, whatever the database keeps them as (packed
+// in SQLite when long, store/internal/scan/packed.go): the document says
+// what the request sent, to its last word.
+func TestLongVariablesRoundTrip(t *testing.T) {
+	s := startServer(t)
+	a := s.signup("Ada")
+	key := s.createKey(a.token, nil)
+	inv := s.createTemplate(a.token, "Invoice", invoiceTemplate).str("id")
+	var note strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&note, "clause-%d applies. ", i)
+	}
+	note.WriteString("Final-clause-ZQX.")
+	body := map[string]any{"templateId": inv, "format": "pdf", "variables": map[string]any{"number": "LV-1", "customer": "Long Vars Ltd", "note": note.String()}}
+	id := s.must(200, "POST", "/api/v1/documents/generate?async=true", key, body).str("jobId")
+	j := s.waitJob(key, id)
+	st, _, pdf := s.download(j.str("downloadUrl"))
+	if st != 200 {
+		t.Fatalf("download: %d", st)
+	}
+	text := strings.Join(strings.Fields(pdfText(t, pdf)), " ")
+	for _, want := range []string{"Invoice LV-1", "Long Vars Ltd", "clause-0 applies.", "clause-59 applies.", "Final-clause-ZQX."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the document lacks %q:\n%s", want, text)
+		}
+	}
+}

@@ -27,7 +27,7 @@ func (db *DB) CreateJobs(ctx context.Context, charge *app.Charge, jobs ...*app.J
 func insertJobs(ctx context.Context, tx *Tx, jobs []*app.Job) error {
 	for _, j := range jobs {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+scan.JobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			scan.JobArgs(j)...); err != nil {
+			scan.PackedJobArgs(j)...); err != nil {
 			return err
 		}
 	}

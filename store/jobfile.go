@@ -20,6 +20,7 @@ import (
 // fails the whole call with the quota error: no job is recorded.
 func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r app.JobResult, events app.EventBuilder) (app.FinishOutcome, error) {
 	ended := scan.EndedJob(j, r)
+	args := scan.PackedJobArgs(&ended) // packed outside the writer's turn
 	var out app.FinishOutcome
 	ref, done, err := db.keepDoc(ended.Status, r.Output)
 	if err != nil {
@@ -41,7 +42,7 @@ func (db *DB) RecordJob(ctx context.Context, charge *app.Charge, j *app.Job, r a
 			month = charge.Month
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+scan.JobCols+`, charged, charge_month) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			append(scan.JobArgs(&ended), how, month)...); err != nil {
+			append(args, how, month)...); err != nil {
 			return err
 		}
 		if ended.Status == app.StatusCompleted {

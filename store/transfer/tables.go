@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"folio/store/internal/scan"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -37,6 +39,12 @@ var sqliteOnlyColumns = map[string]map[string]bool{
 	// Where a document's bytes are in docs/ (store/docseg.go): empty once
 	// prepareSQLite has put the bytes back into data.
 	"job_files": {"seg": true, "seg_off": true, "seg_len": true, "seg_crc": true},
+}
+
+// packedColumns are the SQLite columns whose values may be packed JSON
+// (scan.PackJSON), by table: PostgreSQL holds their text.
+var packedColumns = map[string]map[string]bool{
+	"jobs": {"variables": true},
 }
 
 // pgColumn is a column of a PostgreSQL table.
@@ -432,7 +440,15 @@ func copyRows(ctx context.Context, o Options, stx *sql.Tx, pool *pgxpool.Pool, t
 		}
 		row := make([]any, n)
 		for i, c := range tc.targets {
-			v, err := convert(raw[i], c.dataType)
+			v := raw[i]
+			if b, ok := v.([]byte); ok && packedColumns[name][c.name] {
+				unpacked, err := scan.UnpackJSON(b)
+				if err != nil {
+					return fmt.Errorf("%s.%s: %w", name, c.name, err)
+				}
+				v = []byte(unpacked)
+			}
+			v, err := convert(v, c.dataType)
 			if err != nil {
 				return fmt.Errorf("%s.%s: %w", name, c.name, err)
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,7 @@ type install struct {
 	// sealed is the blob of the signing certificate cert_1.
 	sealed []byte
 	doc    []byte // job_doc's document, kept in a segment
+	vars   string // job_doc's variables, packed in SQLite (scan.PackJSON)
 }
 
 const partSize = 5 << 20 // the smallest S3 allows; the URL's partSizeMB=5
@@ -70,7 +72,9 @@ func newInstall(t *testing.T) *install {
 	}
 	now := time.Now().UTC()
 	exp := now.Add(time.Hour)
-	if _, err := db.RecordJob(ctx, nil, &app.Job{ID: "job_doc", TeamID: team, TemplateID: "tpl_doc", Status: app.StatusPending, Format: "pdf", Priority: 1, CreatedAt: now},
+	in.vars = `{"items":[` + strings.Repeat(`{"description":"Template design","quantity":3,"unitPrice":240},`, 20) + `{}]}`
+	if _, err := db.RecordJob(ctx, nil, &app.Job{ID: "job_doc", TeamID: team, TemplateID: "tpl_doc", Status: app.StatusPending, Format: "pdf", Priority: 1, CreatedAt: now,
+		Variables: json.RawMessage(in.vars)},
 		app.JobResult{Status: app.StatusCompleted, FilePath: team + "/job_doc.pdf", FileSize: int64(len(in.doc)), CompletedAt: now, ExpiresAt: &exp, Output: in.doc}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -342,10 +346,17 @@ func TestMigrateInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc []byte
+	var vars string
 	err = pg.QueryRow(context.Background(), `SELECT data FROM job_files WHERE job_id = 'job_doc'`).Scan(&doc)
+	if err == nil {
+		err = pg.QueryRow(context.Background(), `SELECT variables FROM jobs WHERE id = 'job_doc'`).Scan(&vars)
+	}
 	pg.Close(context.Background())
 	if err != nil || !bytes.Equal(doc, in.doc) {
 		t.Fatalf("the document kept in a segment reached PostgreSQL as %d bytes (%v), want its %d", len(doc), err, len(in.doc))
+	}
+	if vars != in.vars {
+		t.Fatalf("the packed variables reached PostgreSQL as %q, want the JSON text %q", vars, in.vars)
 	}
 	if r.Files.Copied != len(in.files) || r.Files.ReadBack != 0 {
 		t.Errorf("files: %+v: want all %d copied and verified by their ETag", r.Files, len(in.files))

@@ -25,7 +25,8 @@ var JobListCols = strings.NewReplacer("variables", "NULL", "error_info", "NULL")
 // are read into extra. No row is ECodeJobNotFound.
 func Job(row Row, extra ...any) (*app.Job, error) {
 	var j app.Job
-	var meta, vars, info sql.NullString
+	var meta, info sql.NullString
+	var vars []byte
 	var pdfOpts string
 	var created int64
 	var started, completed, expires, duration, version sql.NullInt64
@@ -40,8 +41,10 @@ func Job(row Row, extra ...any) (*app.Job, error) {
 	if meta.Valid {
 		j.Metadata = json.RawMessage(meta.String)
 	}
-	if vars.Valid {
-		j.Variables = json.RawMessage(vars.String)
+	if vars != nil {
+		if j.Variables, err = UnpackJSON(vars); err != nil {
+			return nil, fmt.Errorf("job %s: variables: %w", j.ID, err)
+		}
 	}
 	if pdfOpts != "" {
 		j.PDFOptions = json.RawMessage(pdfOpts)
@@ -62,9 +65,15 @@ func Job(row Row, extra ...any) (*app.Job, error) {
 }
 
 // JobArgs are a job's values in JobCols order.
-func JobArgs(j *app.Job) []any {
+func JobArgs(j *app.Job) []any { return jobArgs(j, NullJSON(j.Variables)) }
+
+// PackedJobArgs are JobArgs with the variables packed (PackJSON), as
+// SQLite stores them.
+func PackedJobArgs(j *app.Job) []any { return jobArgs(j, PackJSON(j.Variables)) }
+
+func jobArgs(j *app.Job, vars any) []any {
 	return []any{j.ID, j.TeamID, j.TemplateID, j.BatchID, j.Status, j.Format, j.Filename,
-		NullJSON(j.Metadata), NullJSON(j.Variables), j.Priority, j.Error, j.ErrorCode, ErrorInfo(j.ErrorInfo), j.FilePath, j.FileSize,
+		NullJSON(j.Metadata), vars, j.Priority, j.Error, j.ErrorCode, ErrorInfo(j.ErrorInfo), j.FilePath, j.FileSize,
 		j.APIKeyID, j.CreatedBy, j.Attempts, MS(j.CreatedAt), MSPtr(j.StartedAt), MSPtr(j.CompletedAt), MSPtr(j.ExpiresAt), j.DurationMS,
 		j.TemplateVersion, j.RequestID, j.Crashes, j.Locale, string(j.PDFOptions)}
 }
