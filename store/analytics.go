@@ -4,6 +4,9 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -20,6 +23,9 @@ var _ app.AnalyticsStore = (*DB)(nil)
 // team (a few rows an hour) unless a template is asked for or their
 // backfill is not done (rollup.go), those by template otherwise.
 func (db *DB) JobAnalytics(ctx context.Context, f app.AnalyticsFilter) ([]app.AnalyticsRow, error) {
+	if err := db.flush(ctx); err != nil {
+		return nil, err
+	}
 	src := scan.TemplateStats
 	if f.TemplateID == "" && db.readyJobs.Load() {
 		src = scan.TeamStats
@@ -97,7 +103,7 @@ func (c jobCounts) merge(from jobCounts) {
 	}
 }
 
-// writeCounts writes a group's counts: one insert into the view
+// writeCounts writes counts into the roll-ups: one insert into the view
 // job_count per key, whose trigger runs the seven upserts and counts the
 // key's documents (migrations 0026, 0029, 0030), in key order.
 func writeCounts(ctx context.Context, tx *Tx, c jobCounts) error {
@@ -121,6 +127,106 @@ func writeCounts(ctx context.Context, tx *Tx, c jobCounts) error {
 	return nil
 }
 
+// A group's counts wait in job_count_pending (migration 0032): one row
+// per group, written in the transaction that ends its jobs, so they are as
+// durable as the jobs; the writer folds them into the roll-ups when
+// countFold has passed since the last fold, when maxPendingCounts rows
+// wait, or when a reader asks (DB.flush). The eight upserts a group cost
+// (the roll-ups' pages in every commit) happen once per fold instead.
+var countFold = time.Second
+
+const maxPendingCounts = 512
+
+// loadPending finds, at Open, whether counts wait in job_count_pending.
+func (db *DB) loadPending(ctx context.Context) error {
+	var tables, pending int
+	err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'job_count_pending'`).Scan(&tables)
+	if err == nil && tables == 1 {
+		err = db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM job_count_pending`).Scan(&pending)
+	}
+	// Set before any write that counts: the writer reads them from here on.
+	db.pendTable = tables == 1
+	db.pendingRows = pending
+	db.countsPending.Store(pending > 0)
+	return err
+}
+
+// pendingCount is one key's counts in a job_count_pending row.
+type pendingCount struct {
+	Team          string `json:"t"`
+	Slot          int64  `json:"h"`
+	Template      string `json:"p"`
+	Status        string `json:"s"`
+	Format        string `json:"f"`
+	APIKey        string `json:"k,omitempty"`
+	N             int64  `json:"n"`
+	DurationSum   int64  `json:"ds,omitempty"`
+	DurationCount int64  `json:"dc,omitempty"`
+}
+
+// pendCounts keeps a group's counts in job_count_pending.
+func pendCounts(ctx context.Context, tx *Tx, c jobCounts) error {
+	rows := make([]pendingCount, 0, len(c))
+	for k, s := range c {
+		rows = append(rows, pendingCount{k.team, k.slot, k.template, k.status, k.format, k.apiKey, s.n, s.durationSum, s.durationCount})
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO job_count_pending (counts) VALUES (?)`, string(b))
+	return err
+}
+
+// foldCounts writes the pending counts and c into the roll-ups and empties
+// job_count_pending.
+func foldCounts(ctx context.Context, tx *Tx, c jobCounts) error {
+	all := jobCounts{}
+	all.merge(c)
+	rows, err := tx.QueryContext(ctx, `SELECT id, counts FROM job_count_pending`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var pending []pendingCount
+		var id int64
+		var raw string
+		if err := rows.Scan(&id, &raw); err != nil {
+			rows.Close()
+			return err
+		}
+		if err := json.Unmarshal([]byte(raw), &pending); err != nil {
+			rows.Close()
+			return fmt.Errorf("job_count_pending row %d: %w", id, err)
+		}
+		for _, p := range pending {
+			k := countKey{team: p.Team, slot: p.Slot, template: p.Template, status: p.Status, format: p.Format, apiKey: p.APIKey}
+			s := all[k]
+			s.n, s.durationSum, s.durationCount = s.n+p.N, s.durationSum+p.DurationSum, s.durationCount+p.DurationCount
+			all[k] = s
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	if err := writeCounts(ctx, tx, all); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `DELETE FROM job_count_pending`)
+	return err
+}
+
+// flush writes what waits to be written before a read that must see it:
+// the keys' usage counts kept in memory (TouchAPIKey) and the pending job
+// counts (pendCounts), in one transaction. Without either it writes
+// nothing.
+func (db *DB) flush(ctx context.Context) error {
+	if !db.touches.any() && !db.countsPending.Load() {
+		return nil
+	}
+	return db.send(&writeReq{ctx: ctx, fn: func(*Tx) error { return nil }, done: make(chan writeResult, 1), flush: true})
+}
+
 // CountDocuments counts a team's completed documents created in [from, to).
 func (db *DB) CountDocuments(ctx context.Context, teamID string, from, to time.Time) (int64, error) {
 	var n sql.NullInt64
@@ -136,6 +242,9 @@ var _ app.DashboardStore = (*DB)(nil)
 // hour) once backfilled, else from the counters by template, status and
 // format; grouped before the templates' names are joined.
 func (db *DB) TemplateStats(ctx context.Context, teamID string, from, to time.Time) ([]app.TemplateStat, error) {
+	if err := db.flush(ctx); err != nil {
+		return nil, err
+	}
 	var u string
 	var args []any
 	if db.readyTemplates.Load() {
@@ -158,6 +267,9 @@ func (db *DB) TemplateStats(ctx context.Context, teamID string, from, to time.Ti
 
 // HourCounts counts a team's ended jobs in [from, to) by hour of the day (UTC).
 func (db *DB) HourCounts(ctx context.Context, teamID string, from, to time.Time) ([]app.HourCount, error) {
+	if err := db.flush(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := db.read.QueryContext(ctx, `SELECT slot % 24, SUM(count) FROM job_hours
 		WHERE team_id = ? AND slot >= ? AND slot < ? GROUP BY 1`, teamID, slotOf(from), slotCeil(to))
 	if err != nil {

@@ -180,6 +180,7 @@ func TestAnalyticsAcrossDaysAndHours(t *testing.T) {
 	if _, err := db.FinishJob(ctx, j.ID, app.JobResult{Status: app.StatusCompleted, CompletedAt: now, DurationMS: 10}, nil); err != nil {
 		t.Fatal(err)
 	}
+	mustFlush(t, db)
 	for _, q := range []string{
 		`SELECT SUM(count) FROM job_stats WHERE team_id = ?`, `SELECT SUM(count) FROM job_stats_daily WHERE team_id = ?`, `SELECT SUM(count) FROM job_hours WHERE team_id = ?`,
 		`SELECT SUM(count) FROM job_team_hours WHERE team_id = ?`, `SELECT SUM(count) FROM job_team_days WHERE team_id = ?`,

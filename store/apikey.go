@@ -33,7 +33,7 @@ func (db *DB) CreateAPIKey(ctx context.Context, k *app.APIKey) error {
 
 // FindAPIKeyByID returns one of a team's keys.
 func (db *DB) FindAPIKeyByID(ctx context.Context, teamID, id string) (*app.APIKey, error) {
-	_ = db.flushTouches(ctx) // on failure the counts stay pending; the key is read anyway
+	_ = db.flush(ctx) // on failure the counts stay pending; the key is read anyway
 	return scan.Key(db.read.QueryRowContext(ctx, `SELECT `+scan.KeyCols+` FROM api_keys WHERE team_id = ? AND id = ?`, teamID, id))
 }
 
@@ -48,7 +48,7 @@ var keySort = map[string]string{"createdAt": "created_at", "updatedAt": "updated
 
 // FindAPIKeys lists a team's keys with sorting, filter and pagination.
 func (db *DB) FindAPIKeys(ctx context.Context, f app.KeyFilter) ([]*app.APIKey, int, error) {
-	_ = db.flushTouches(ctx) // on failure the counts stay pending; the keys are read anyway
+	_ = db.flush(ctx) // on failure the counts stay pending; the keys are read anyway
 	where, args := []string{"team_id = ?"}, []any{f.TeamID}
 	if f.IsActive != nil {
 		where, args = append(where, "is_active = ?"), append(args, boolInt(*f.IsActive))
@@ -208,19 +208,13 @@ func writeTouches(ctx context.Context, tx *Tx, m map[keyDay]*touchCount) error {
 	return nil
 }
 
-// flushTouches writes the pending counts, if any, in a transaction of
-// their own.
-func (db *DB) flushTouches(ctx context.Context) error {
-	if !db.touches.any() {
-		return nil
-	}
-	return db.send(&writeReq{ctx: ctx, fn: func(*Tx) error { return nil }, done: make(chan writeResult, 1), flush: true})
-}
-
 // CountKeyDocuments returns how many documents a key generated: FinishJob
 // counts each completed job of the key (counting its jobs grew with its
 // history, and lost those the janitor purged).
 func (db *DB) CountKeyDocuments(ctx context.Context, teamID, id string) (int64, error) {
+	if err := db.flush(ctx); err != nil {
+		return 0, err
+	}
 	var n int64
 	err := db.read.QueryRowContext(ctx, `SELECT documents FROM api_keys WHERE id = ? AND team_id = ?`, id, teamID).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {

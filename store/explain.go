@@ -126,9 +126,10 @@ var boundedIndexes = []string{
 	"users_pending_deletion",     // accounts in their grace period
 }
 
-// smallTables hold a row per migration or per roll-up: scanning them is
-// free.
-var smallTables = []string{"migrations", "rollup_backfill"}
+// smallTables hold a row per migration, per roll-up, or per write group
+// since the last fold of the pending counts (at most maxPendingCounts):
+// scanning them is free.
+var smallTables = []string{"migrations", "rollup_backfill", "job_count_pending"}
 
 // planExceptions are statements allowed to scan, each with its reason.
 var planExceptions = []struct{ contains, why string }{}

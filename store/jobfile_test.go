@@ -348,6 +348,7 @@ func TestGroupCountsOnlyKeptCalls(t *testing.T) {
 		t.Fatalf("jobs: %s", jobs)
 	}
 	slot := now.UnixMilli() / 3600000
+	mustFlush(t, db)
 	check := func(what, q string, args []any, want string) {
 		t.Helper()
 		var got string

@@ -77,6 +77,17 @@ type DB struct {
 	collected chan struct{}
 
 	touchedAt time.Time // when a group last wrote the key counts (writer goroutine only)
+
+	// countsPending is true while job_count_pending may hold counts not
+	// yet in the roll-ups (analytics.go, pendCounts); pendingRows counts
+	// its rows and foldedAt is when they were last folded (both writer
+	// goroutine only).
+	// A database opened at a schema before 0032 (tests) has no such table
+	// and writes counts straight into the roll-ups (pendTable false).
+	countsPending atomic.Bool
+	pendTable     bool
+	pendingRows   int
+	foldedAt      time.Time
 }
 
 // segmentCollectEvery is how often segments no row names are removed (a
@@ -155,13 +166,17 @@ func open(ctx context.Context, path, upTo string) (*DB, error) {
 	// (TouchAPIKey) that no write transaction took within touchFlush;
 	// a failed flush keeps them for the next try.
 	go db.every(checkpointEvery, db.checkpointed, db.loopCheckpoint)
-	go db.every(touchFlush, db.flushed, func() { _ = db.flushTouches(context.Background()) })
+	go db.every(touchFlush, db.flushed, func() { _ = db.flush(context.Background()) })
 	go db.every(segmentCollectEvery, db.collected, func() { _, _ = db.collectSegments(context.Background()) })
 	if err := db.migrate(ctx, upTo); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
 	db.loadRollupState(ctx)
+	if err := db.loadPending(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	db.watchWAL(ctx, dsn(""))
 	return db, nil
 }
@@ -189,7 +204,7 @@ func (db *DB) Close() error {
 		<-db.flushed
 		<-db.checkpointed
 		<-db.collected
-		err = db.flushTouches(context.Background())
+		err = db.flush(context.Background())
 		db.sendMu.Lock()
 		db.closed = true
 		db.sendMu.Unlock()

@@ -86,8 +86,9 @@ type writeReq struct {
 	// transaction (alone is set too).
 	raw   func() error
 	ended time.Time // when the writer ended fn's transaction; read after done
-	// flush makes the group write the key counts kept in memory whatever
-	// their age (flushTouches: a read of keys, the loop, Close).
+	// flush makes the group write the key counts kept in memory and fold
+	// the pending job counts, whatever their age (DB.flush: a read of
+	// them, the loop, Close).
 	flush bool
 }
 
@@ -327,8 +328,18 @@ func (db *DB) runTx(group []*writeReq, results []writeResult) error {
 		}
 	}
 	commit := func() error {
-		if len(counts) > 0 {
+		fold := db.foldDue(group)
+		switch {
+		case fold:
+			if err := foldCounts(ctx, tx, counts); err != nil {
+				return err
+			}
+		case len(counts) > 0 && !db.pendTable:
 			if err := writeCounts(ctx, tx, counts); err != nil {
+				return err
+			}
+		case len(counts) > 0:
+			if err := pendCounts(ctx, tx, counts); err != nil {
 				return err
 			}
 		}
@@ -337,6 +348,14 @@ func (db *DB) runTx(group []*writeReq, results []writeResult) error {
 		defer db.commits.Add(1)
 		err := end(sqlCommit)
 		if err == nil {
+			switch {
+			case fold:
+				db.countsPending.Store(false)
+				db.pendingRows, db.foldedAt = 0, time.Now()
+			case len(counts) > 0 && db.pendTable:
+				db.countsPending.Store(true) // before the callers are answered: their reads fold
+				db.pendingRows++
+			}
 			if testHookCommitted != nil {
 				testHookCommitted()
 			}
@@ -386,6 +405,21 @@ func (db *DB) runTx(group []*writeReq, results []writeResult) error {
 		keep()
 	}
 	return commit()
+}
+
+// foldDue reports whether a group's commit folds the pending counts into
+// the roll-ups (analytics.go): some wait, and a call asks (flush),
+// countFold has passed since the last fold or maxPendingCounts rows wait.
+// A call that runs alone (a maintenance step, timed) never folds unless
+// it asks.
+func (db *DB) foldDue(group []*writeReq) bool {
+	if !db.countsPending.Load() {
+		return false
+	}
+	if slices.ContainsFunc(group, func(r *writeReq) bool { return r.flush }) {
+		return true
+	}
+	return !group[0].alone && (db.pendingRows >= maxPendingCounts || time.Since(db.foldedAt) >= countFold)
 }
 
 // skipped is the outcome of a call passed over: its context's error.

@@ -26,12 +26,13 @@ var notFromSQLite = map[string]string{
 
 // sqliteOnly are the SQLite tables deliberately left behind, and why.
 var sqliteOnly = map[string]string{
-	"migrations":       "each database records its own migrations",
-	"meta_generation":  "each database keeps its own metadata generation counter",
-	"rollup_backfill":  "the progress of SQLite's roll-up backfill, complete before the copy",
-	"step_bookkeeping": "a marker SQLite's janitor sets only while it runs",
-	"sqlite_sequence":  "SQLite's own",
-	"job_list_hours":   "SQLite's hourly counts of job rows for deep pages of the job list; PostgreSQL counts with its indexes",
+	"migrations":        "each database records its own migrations",
+	"meta_generation":   "each database keeps its own metadata generation counter",
+	"rollup_backfill":   "the progress of SQLite's roll-up backfill, complete before the copy",
+	"step_bookkeeping":  "a marker SQLite's janitor sets only while it runs",
+	"sqlite_sequence":   "SQLite's own",
+	"job_list_hours":    "SQLite's hourly counts of job rows for deep pages of the job list; PostgreSQL counts with its indexes",
+	"job_count_pending": "counts waiting for SQLite's roll-ups, folded into them when prepareSQLite closes the database",
 }
 
 // sqliteOnlyColumns are SQLite columns deliberately left behind, by table.
