@@ -116,6 +116,13 @@ var badFilename = regexp.MustCompile(`[^\p{L}\p{N} ._()\-]+`)
 // to GenerateWait. A job that fails while waited for returns its error
 // (with the jobId in relatedInfo); the job stays recorded.
 func (s *DocumentService) Generate(ctx context.Context, in GenerateInput, async bool) (*JobView, error) {
+	if !async {
+		// In progress until answered: while more documents are in
+		// progress than there are cores, a commit may wait for theirs
+		// (WriteExpecter).
+		s.expectWrites(1)
+		defer s.expectWrites(-1)
+	}
 	p, t, err := s.generationTarget(ctx, in.TemplateID, in.Format, in.Version)
 	if err != nil {
 		return nil, err

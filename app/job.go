@@ -135,6 +135,14 @@ type JobFilter struct {
 	Cursor string
 }
 
+// WriteExpecter is a JobStore whose commits can wait for the writes of
+// documents in progress (store.DB: its writer groups the ends of
+// documents that end close together into one commit while the cores are
+// busy). The document service adds one for each document in progress.
+type WriteExpecter interface {
+	ExpectWrites(delta int)
+}
+
 // JobStore keeps job records.
 type JobStore interface {
 	// CreateJobs records jobs and pays for them with charge (nil: free).

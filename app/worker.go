@@ -339,6 +339,8 @@ func (s *DocumentService) renewLease(e *QueueEntry) (stop func()) {
 // outcome could not be recorded, or errInterrupted when run ended first; the
 // job then stays queued.
 func (s *DocumentService) process(run context.Context, e *QueueEntry) error {
+	s.expectWrites(1) // in progress until its end is written (WriteExpecter)
+	defer s.expectWrites(-1)
 	ctx := context.WithoutCancel(run) // records are written even while shutting down
 	j, ok, err := s.Jobs.StartJob(ctx, e.JobID, s.Now().UTC())
 	if err != nil {
@@ -439,6 +441,16 @@ func (s *DocumentService) run(ctx context.Context, j *Job) (res JobResult) {
 		return res
 	}
 	return s.keep(ctx, j, doc)
+}
+
+// expectWrites tells the job store that n more (or, negative, fewer)
+// documents are in progress: a synchronous generate from its checks to its
+// answer, a queued job from its start to its end's write
+// (WriteExpecter).
+func (s *DocumentService) expectWrites(n int) {
+	if e, ok := s.Jobs.(WriteExpecter); ok {
+		e.ExpectWrites(n)
+	}
 }
 
 // failed is the result of a job that failed.

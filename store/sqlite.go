@@ -78,6 +78,9 @@ type DB struct {
 
 	touchedAt time.Time // when a group last wrote the key counts (writer goroutine only)
 
+	// expected counts the writes on their way (ExpectWrites).
+	expected atomic.Int64
+
 	// countsPending is true while job_count_pending may hold counts not
 	// yet in the roll-ups (analytics.go, pendCounts); pendingRows counts
 	// its rows and foldedAt is when they were last folded (both writer
