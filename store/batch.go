@@ -19,12 +19,13 @@ func (db *DB) CreateBatch(ctx context.Context, charge *app.Charge, b *app.Batch,
 		ids[i] = j.ID
 	}
 	states := scan.NewBatchStates(len(jobs))
+	rows := jobRows(jobs)
 	return db.tx(ctx, func(tx *Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO batches (`+scan.BatchCols+`, states) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			append(scan.BatchArgs(b), states)...); err != nil {
 			return err
 		}
-		if err := insertJobs(ctx, tx, jobs); err != nil {
+		if err := insertJobs(ctx, tx, rows); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET batch_seq = CAST(l.key AS INTEGER) FROM json_each(?) AS l WHERE jobs.id = l.value`,

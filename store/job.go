@@ -16,18 +16,29 @@ var _ app.JobStore = (*DB)(nil)
 // CreateJobs inserts job records and pays for them (charge may be nil) in
 // one transaction.
 func (db *DB) CreateJobs(ctx context.Context, charge *app.Charge, jobs ...*app.Job) error {
+	args := jobRows(jobs)
 	return db.tx(ctx, func(tx *Tx) error {
-		if err := insertJobs(ctx, tx, jobs); err != nil {
+		if err := insertJobs(ctx, tx, args); err != nil {
 			return err
 		}
 		return chargeJobs(ctx, tx, charge, jobs)
 	})
 }
 
-func insertJobs(ctx context.Context, tx *Tx, jobs []*app.Job) error {
-	for _, j := range jobs {
+// jobRows are the jobs' values as SQLite stores them, their variables
+// packed (scan.PackedJobArgs): made before the writer's turn.
+func jobRows(jobs []*app.Job) [][]any {
+	rows := make([][]any, len(jobs))
+	for i, j := range jobs {
+		rows[i] = scan.PackedJobArgs(j)
+	}
+	return rows
+}
+
+func insertJobs(ctx context.Context, tx *Tx, rows [][]any) error {
+	for _, args := range rows {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+scan.JobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			scan.PackedJobArgs(j)...); err != nil {
+			args...); err != nil {
 			return err
 		}
 	}

@@ -159,8 +159,8 @@ func BenchmarkKeepDocument(b *testing.B) {
 						return
 					}
 					err = db.tx(context.Background(), func(tx *Tx) error {
-						if err := insertJobs(context.Background(), tx, []*app.Job{{ID: id, TeamID: team, TemplateID: "t", Status: "completed",
-							Format: "pdf", Priority: 1, CreatedAt: time.Now()}}); err != nil {
+						if err := insertJobs(context.Background(), tx, jobRows([]*app.Job{{ID: id, TeamID: team, TemplateID: "t", Status: "completed",
+							Format: "pdf", Priority: 1, CreatedAt: time.Now()}})); err != nil {
 							return err
 						}
 						return insertJobFile(context.Background(), tx, id, doc, ref)
@@ -189,8 +189,8 @@ func BenchmarkKeepDocument(b *testing.B) {
 						return
 					}
 					err := db.tx(context.Background(), func(tx *Tx) error {
-						return insertJobs(context.Background(), tx, []*app.Job{{ID: id, TeamID: team, TemplateID: "t", Status: "completed",
-							Format: "pdf", Priority: 1, CreatedAt: time.Now(), FilePath: team + "/" + id + ".pdf"}})
+						return insertJobs(context.Background(), tx, jobRows([]*app.Job{{ID: id, TeamID: team, TemplateID: "t", Status: "completed",
+							Format: "pdf", Priority: 1, CreatedAt: time.Now(), FilePath: team + "/" + id + ".pdf"}}))
 					})
 					if err != nil {
 						b.Error(err)

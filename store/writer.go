@@ -167,9 +167,9 @@ func (db *DB) writer() {
 // indexes, job_files', the usage row's, the pending counts'): under load
 // on tmpfs a group held 1.6 documents, and its commit was about half of
 // the writer's CPU. The group waits, up to groupWait and until it holds
-// groupTarget calls, while more documents are in progress outside it
-// (ExpectWrites) than there are cores: the cores are then busy with
-// them, so the wait costs no CPU, and throughput rises, which at a fixed
+// groupTarget calls, while at least as many documents are in progress
+// outside it (ExpectWrites) as there are cores: the cores are then busy
+// with them, so the wait costs no CPU, and throughput rises, which at a fixed
 // number of clients lowers their latency too. With fewer in progress (a
 // lone request, two clients on two cores) a core would sit idle through
 // the wait, and the group commits at once (docs/decisions.md, "The writer
@@ -184,8 +184,8 @@ var (
 // back once its end is written.
 func (db *DB) ExpectWrites(delta int) { db.expected.Add(int64(delta)) }
 
-// awaitExpected adds to group the calls that arrive while more documents
-// are in progress outside it than there are cores, up to groupWait and
+// awaitExpected adds to group the calls that arrive while at least as
+// many documents are in progress outside it as there are cores, up to groupWait and
 // groupTarget calls. It returns a call that must run alone, received
 // meanwhile, for the next turn.
 func (db *DB) awaitExpected(group *[]*writeReq) (next *writeReq) {
@@ -384,11 +384,26 @@ func (db *DB) runTx(group []*writeReq, results []writeResult) error {
 	}
 	commit := func() error {
 		fold := db.foldDue(group)
+		var foldErr error
+		if fold {
+			if foldErr = db.foldInSavepoint(ctx, tx, counts); errors.Is(foldErr, errTxGone) {
+				return foldErr
+			} else if foldErr != nil {
+				// The roll-ups stay as they were and the pending rows
+				// with them: the group's own calls still commit, with its
+				// counts pending, and the fold is tried again after
+				// countFold (or at the next read). A read that asked for
+				// it gets the error.
+				fold = false
+				for i, r := range group {
+					if r.flush && results[i].err == nil && results[i].panic == nil {
+						results[i].err = fmt.Errorf("store: fold the pending job counts: %w", foldErr)
+					}
+				}
+			}
+		}
 		switch {
 		case fold:
-			if err := foldCounts(ctx, tx, counts); err != nil {
-				return err
-			}
 		case len(counts) > 0 && !db.pendTable:
 			if err := writeCounts(ctx, tx, counts); err != nil {
 				return err
@@ -410,6 +425,9 @@ func (db *DB) runTx(group []*writeReq, results []writeResult) error {
 			case len(counts) > 0 && db.pendTable:
 				db.countsPending.Store(true) // before the callers are answered: their reads fold
 				db.pendingRows++
+			}
+			if foldErr != nil {
+				db.foldedAt = time.Now() // the next try after countFold
 			}
 			if testHookCommitted != nil {
 				testHookCommitted()
@@ -433,13 +451,7 @@ func (db *DB) runTx(group []*writeReq, results []writeResult) error {
 		keep()
 		return commit()
 	}
-	savepoint := func(q string) error {
-		tx.closeRows()
-		if _, err := wc.exec(ctx, q, nil); err != nil {
-			return fmt.Errorf("%w: %w", errTxGone, err)
-		}
-		return nil
-	}
+	savepoint := func(q string) error { return tx.savepoint(ctx, q) }
 	for i, r := range group {
 		if !r.start() {
 			results[i].err = skipped(r)
@@ -460,6 +472,27 @@ func (db *DB) runTx(group []*writeReq, results []writeResult) error {
 		keep()
 	}
 	return commit()
+}
+
+// foldInSavepoint folds the pending counts and counts into the roll-ups
+// in a savepoint of the group's transaction: a fold that fails is undone
+// alone (errTxGone when the savepoint itself failed, which ends the
+// transaction).
+func (db *DB) foldInSavepoint(ctx context.Context, tx *Tx, counts jobCounts) error {
+	savepoint := func(q string) error { return tx.savepoint(ctx, q) }
+	if err := savepoint(sqlSavepoint); err != nil {
+		return err
+	}
+	err := foldCounts(ctx, tx, counts)
+	if err != nil {
+		if err := savepoint(sqlRollbackTo); err != nil {
+			return err
+		}
+	}
+	if err := savepoint(sqlRelease); err != nil {
+		return err
+	}
+	return err
 }
 
 // foldDue reports whether a group's commit folds the pending counts into
@@ -493,6 +526,17 @@ func call(r *writeReq, tx *Tx) (res writeResult) {
 		}
 	}()
 	return writeResult{err: r.fn(tx)}
+}
+
+// savepoint runs a savepoint statement of the writer's (sqlSavepoint,
+// sqlRollbackTo, sqlRelease); its failure ends the transaction
+// (errTxGone).
+func (tx *Tx) savepoint(ctx context.Context, q string) error {
+	tx.closeRows()
+	if _, err := tx.wc.exec(ctx, q, nil); err != nil {
+		return fmt.Errorf("%w: %w", errTxGone, err)
+	}
+	return nil
 }
 
 // errTxGone wraps a failure that ended the transaction itself.

@@ -4,9 +4,10 @@
 -- that ends its jobs, instead of the eight upserts of job_count's trigger
 -- (0030); the writer folds the rows into the roll-ups through job_count at
 -- most a second later, and before any read of the roll-ups or of the keys'
--- document counts. counts is a JSON array of
--- [team_id, slot, template_id, status, format, api_key_id, count,
--- duration_sum, duration_count].
+-- document counts. counts is a JSON array with an object per key:
+-- {"t": team_id, "h": slot, "p": template_id, "s": status, "f": format,
+-- "k": api_key_id, "n": count, "ds": duration_sum, "dc": duration_count}
+-- (k, ds and dc left out when empty or 0).
 CREATE TABLE job_count_pending (
 	id     INTEGER PRIMARY KEY,
 	counts TEXT NOT NULL
