@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// TestGroupWaitsWhileBusy: while more documents are in progress outside a
-// group than there are cores, the group waits for more calls (up to
-// groupTarget, or groupWait) and commits them together; with fewer in
-// progress it commits at once, alone.
+// TestGroupWaitsWhileBusy: while more documents are in progress than
+// there are cores, some outside the group, the group waits for more calls
+// (up to groupTarget, or groupWait) and commits them together; with no
+// more in progress than cores it commits at once, alone.
 func TestGroupWaitsWhileBusy(t *testing.T) {
 	ctx := context.Background()
 	db := mustDB(t)
@@ -35,8 +35,8 @@ func TestGroupWaitsWhileBusy(t *testing.T) {
 	noop := func(*Tx) error { return nil }
 	cores := runtime.GOMAXPROCS(0)
 
-	// As many in progress as cores, the write's own document among them:
-	// a core would idle through a wait, so each write commits at once.
+	// As many in progress as cores: a core would idle through a wait, so
+	// each write commits at once.
 	db.ExpectWrites(cores)
 	for range 3 {
 		if err := db.tx(ctx, noop); err != nil {

@@ -167,13 +167,14 @@ func (db *DB) writer() {
 // indexes, job_files', the usage row's, the pending counts'): under load
 // on tmpfs a group held 1.6 documents, and its commit was about half of
 // the writer's CPU. The group waits, up to groupWait and until it holds
-// groupTarget calls, while at least as many documents are in progress
-// outside it (ExpectWrites) as there are cores: the cores are then busy
-// with them, so the wait costs no CPU, and throughput rises, which at a fixed
-// number of clients lowers their latency too. With fewer in progress (a
-// lone request, two clients on two cores) a core would sit idle through
-// the wait, and the group commits at once (docs/decisions.md, "The writer
-// waits while the server is busy").
+// groupTarget calls, while more documents are in progress (ExpectWrites)
+// than there are cores and some of them are not in the group yet: the
+// cores are then busy with them, so the wait costs no CPU, and
+// throughput rises, which at a fixed number of clients lowers their
+// latency too. With no more in progress than cores (a lone request, two
+// clients on two cores) a core would sit idle through the wait, and the
+// group commits at once (docs/decisions.md, "The writer waits while the
+// server is busy").
 var (
 	groupWait   = time.Millisecond
 	groupTarget = 4
@@ -184,13 +185,13 @@ var (
 // back once its end is written.
 func (db *DB) ExpectWrites(delta int) { db.expected.Add(int64(delta)) }
 
-// awaitExpected adds to group the calls that arrive while at least as
-// many documents are in progress outside it as there are cores, up to groupWait and
-// groupTarget calls. It returns a call that must run alone, received
-// meanwhile, for the next turn.
+// awaitExpected adds to group the calls that arrive while more documents
+// are in progress than there are cores and some are outside the group, up
+// to groupWait and groupTarget calls. It returns a call that must run
+// alone, received meanwhile, for the next turn.
 func (db *DB) awaitExpected(group *[]*writeReq) (next *writeReq) {
 	cores := int64(runtime.GOMAXPROCS(0))
-	busy := func() bool { return db.expected.Load()-int64(len(*group)) >= cores }
+	busy := func() bool { e := db.expected.Load(); return e > cores && e > int64(len(*group)) }
 	if len(*group) >= groupTarget || !busy() {
 		return nil
 	}
