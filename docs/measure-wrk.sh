@@ -10,6 +10,13 @@
 # the ratio sync/render-only. Needs wrk (apt-get install wrk), jq, curl.
 #
 #   RUNS=5 DURATION=5s DISK=/var/tmp/folio-wrk docs/measure-wrk.sh /tmp/folio-a /tmp/folio-b
+#
+# With PAIRED=1 each round alternates one-second slices, SLICES of each
+# (6 by default): wrk against the server, then render-only in its own
+# process, so both see the same machine (the VM's speed drifts from one
+# second to the next); WHERES=tmpfs (or disk) measures one place only.
+#
+#   PAIRED=1 RUNS=7 WHERES=tmpfs docs/measure-wrk.sh /tmp/folio-a /tmp/folio-b
 set -euo pipefail
 runs=${RUNS:-5}
 duration=${DURATION:-5s}
@@ -58,13 +65,32 @@ round() { # bin where i
 		-H 'Content-Type: application/json' --data-binary @"$work/body.json")
 	[ "$status" = 200 ] || [ "$status" = 201 ] || { echo "measure-wrk: generate answered $status" >&2; kill "$pid"; exit 1; }
 	WRK_BODY="$work/body.json" WRK_KEY="$key" wrk -t2 -c8 -d1s -s "$work/post.lua" "$u/api/v1/documents/generate" >/dev/null # warm
-	local w
-	w=$(WRK_BODY="$work/body.json" WRK_KEY="$key" wrk -t2 -c8 -d"$duration" -s "$work/post.lua" "$u/api/v1/documents/generate" | grep '^WRK')
-	kill "$pid"
-	wait "$pid" 2>/dev/null || true
-	rm -rf "$d"
-	local r
-	r=$(TMPDIR=/dev/shm "$bin" bench --scenarios render --duration "$duration" --json 2>/dev/null | jq '.results[0].docsPerSecond')
+	local w r
+	if [ "${PAIRED:-}" = 1 ]; then
+		# Alternating one-second slices: wrk against the server, then
+		# render-only in its own process, SLICES times; each side's docs/s
+		# is its documents over its own seconds.
+		local n=0 bad=0 s=0 rd=0 rs=0 line j
+		for _ in $(seq 1 "${SLICES:-6}"); do
+			line=$(WRK_BODY="$work/body.json" WRK_KEY="$key" wrk -t2 -c8 -d1s -s "$work/post.lua" "$u/api/v1/documents/generate" | grep '^WRK')
+			read -r _ a b c e <<<"$line"
+			n=$((n + a)) bad=$((bad + b + c)) s=$(awk -v x="$s" -v y="$e" 'BEGIN {print x + y}')
+			j=$(TMPDIR=/dev/shm "$bin" bench --scenarios render --duration 1s --json 2>/dev/null)
+			rd=$(awk -v x="$rd" -v y="$(jq '.results[0].documents' <<<"$j")" 'BEGIN {print x + y}')
+			rs=$(awk -v x="$rs" -v y="$(jq '.results[0].seconds' <<<"$j")" 'BEGIN {print x + y}')
+		done
+		w="WRK $n $bad 0 $s"
+		r=$(awk -v d="$rd" -v t="$rs" 'BEGIN {print d / t}')
+		kill "$pid"
+		wait "$pid" 2>/dev/null || true
+		rm -rf "$d"
+	else
+		w=$(WRK_BODY="$work/body.json" WRK_KEY="$key" wrk -t2 -c8 -d"$duration" -s "$work/post.lua" "$u/api/v1/documents/generate" | grep '^WRK')
+		kill "$pid"
+		wait "$pid" 2>/dev/null || true
+		rm -rf "$d"
+		r=$(TMPDIR=/dev/shm "$bin" bench --scenarios render --duration "$duration" --json 2>/dev/null | jq '.results[0].docsPerSecond')
+	fi
 	awk -v b="$(basename "$bin")" -v w="$where" -v i="$i" -v r="$r" -v line="$w" 'BEGIN {
 		split(line, f, " "); n = f[2]; bad = f[3] + f[4]; s = f[5]
 		printf "%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%d\n", b, w, i, r, n / s, n / s / r * 100, bad
@@ -72,7 +98,7 @@ round() { # bin where i
 }
 echo "load before: $(uptime)"
 for i in $(seq 1 "$runs"); do
-	for where in disk tmpfs; do
+	for where in ${WHERES:-disk tmpfs}; do
 		for bin in "$@"; do
 			round "$bin" "$where" "$i" | tee -a "$out"
 		done
@@ -82,7 +108,7 @@ echo "load after: $(uptime)"
 echo
 printf 'binary\twhere\trender docs/s\tsync docs/s (wrk)\tsync/render %%\tnon-2xx or socket errors\t(medians of %s)\n' "$runs"
 for bin in "$@"; do
-	for where in disk tmpfs; do
+	for where in ${WHERES:-disk tmpfs}; do
 		med() { awk -F'\t' -v b="$(basename "$bin")" -v w="$where" -v c="$1" '$1==b && $2==w {print $c}' "$out" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 		bad=$(awk -F'\t' -v b="$(basename "$bin")" -v w="$where" '$1==b && $2==w {s += $7} END {print s + 0}' "$out")
 		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(basename "$bin")" "$where" "$(med 4)" "$(med 5)" "$(med 6)" "$bad"
