@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,15 +19,7 @@ import (
 // never other variables.
 func TestJobVariablesPacked(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "folio.db")
-	if err := copyMigrated(path); err != nil {
-		t.Fatal(err)
-	}
-	db, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := mustDB(t)
 	team := mustUser(t, db, "pack@example.com").PersonalTeamID
 	long := json.RawMessage(`{"customer":"Ωμέγα Trading","items":[` + strings.Repeat(`{"description":"Template design: invoice, reminder","quantity":3,"unitPrice":240},`, 25) + `{"description":"last line","quantity":1}]}`)
 	short := json.RawMessage(`{"number":"7"}`)
