@@ -97,10 +97,15 @@ func (c jobCounts) add(j *app.Job) {
 // merge adds from's sums to c.
 func (c jobCounts) merge(from jobCounts) {
 	for k, v := range from {
-		s := c[k]
-		s.n, s.durationSum, s.durationCount = s.n+v.n, s.durationSum+v.durationSum, s.durationCount+v.durationCount
-		c[k] = s
+		c.addSum(k, v)
 	}
+}
+
+// addSum adds v to k's sums.
+func (c jobCounts) addSum(k countKey, v countSum) {
+	s := c[k]
+	s.n, s.durationSum, s.durationCount = s.n+v.n, s.durationSum+v.durationSum, s.durationCount+v.durationCount
+	c[k] = s
 }
 
 // writeCounts writes counts into the roll-ups: one insert into the view
@@ -200,10 +205,8 @@ func foldCounts(ctx context.Context, tx *Tx, c jobCounts) error {
 			return fmt.Errorf("job_count_pending row %d: %w", id, err)
 		}
 		for _, p := range pending {
-			k := countKey{team: p.Team, slot: p.Slot, template: p.Template, status: p.Status, format: p.Format, apiKey: p.APIKey}
-			s := all[k]
-			s.n, s.durationSum, s.durationCount = s.n+p.N, s.durationSum+p.DurationSum, s.durationCount+p.DurationCount
-			all[k] = s
+			all.addSum(countKey{team: p.Team, slot: p.Slot, template: p.Template, status: p.Status, format: p.Format, apiKey: p.APIKey},
+				countSum{p.N, p.DurationSum, p.DurationCount})
 		}
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {

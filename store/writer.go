@@ -135,21 +135,8 @@ func (db *DB) writer() {
 			}
 		}
 		group := []*writeReq{r}
-	more:
-		for len(group) < maxGroup && !r.alone {
-			select {
-			case r2, ok := <-db.writes:
-				if !ok {
-					break more
-				}
-				if r2.alone {
-					next = r2
-					break more
-				}
-				group = append(group, r2)
-			default:
-				break more
-			}
+		if !r.alone {
+			next = db.gather(&group, nil, func() bool { return true })
 		}
 		if !r.alone && next == nil {
 			next = db.awaitExpected(&group)
@@ -197,19 +184,37 @@ func (db *DB) awaitExpected(group *[]*writeReq) (next *writeReq) {
 	}
 	timer := time.NewTimer(groupWait)
 	defer timer.Stop()
-	for len(*group) < groupTarget && busy() {
-		select {
-		case r, ok := <-db.writes:
-			if !ok {
+	return db.gather(group, timer.C, func() bool { return len(*group) < groupTarget && busy() })
+}
+
+// gather adds to group the calls sent to the writer while more holds, up
+// to maxGroup: those already waiting when until is nil, else those that
+// come before until fires. It stops at a call that must run alone and
+// returns it, for the next turn.
+func (db *DB) gather(group *[]*writeReq, until <-chan time.Time, more func() bool) (next *writeReq) {
+	for len(*group) < maxGroup && more() {
+		var r *writeReq
+		ok := true
+		if until == nil {
+			select {
+			case r, ok = <-db.writes:
+			default:
 				return nil
 			}
-			if r.alone {
-				return r
+		} else {
+			select {
+			case r, ok = <-db.writes:
+			case <-until:
+				return nil
 			}
-			*group = append(*group, r)
-		case <-timer.C:
+		}
+		if !ok {
 			return nil
 		}
+		if r.alone {
+			return r
+		}
+		*group = append(*group, r)
 	}
 	return nil
 }
